@@ -1,0 +1,93 @@
+"""Benchmark sgtrace against grep on a real SGLang release.
+
+    python bench/bench.py                       # newest release pinned in tests/releases.py
+    python bench/bench.py --release 0.5.9 --runs 5
+    python bench/bench.py --tree /path/to/tree  # any tree
+
+Each command runs as a user runs it (a fresh process). "cold" uses a new
+empty cache directory for every run; "warm" reuses one filled beforehand.
+Prints a Markdown table: median seconds and the ratio to grep's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sgtrace.fetch import release_dir  # noqa: E402
+from tests.releases import NEWEST, cache_dir  # noqa: E402
+
+ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
+
+
+def _time(command: list[str], runs: int, prepare: object = None) -> float:
+    samples = []
+    for _ in range(runs):
+        if callable(prepare):
+            prepare()
+        start = time.perf_counter()
+        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        samples.append(time.perf_counter() - start)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(command)} exited with {proc.returncode}")
+    return statistics.median(samples)
+
+
+def _sgtrace(*args: str) -> list[str]:
+    return [sys.executable, "-m", "sgtrace", *args]
+
+
+def bench(tree: Path, runs: int, attributes: tuple[str, ...]) -> list[tuple[str, float, float]]:
+    """(label, median seconds, ratio to grep) for each measured command."""
+    rows: list[tuple[str, float, float]] = []
+    scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
+    try:
+        for attribute in attributes:
+            grep = _time(["grep", "-rn", f"{attribute}\\s*=", str(tree)], runs)
+            rows.append((f"grep -rn '{attribute}\\s*='", grep, 1.0))
+            cold_dir = scratch / "cold"
+
+            def empty(cold_dir: Path = cold_dir) -> None:
+                shutil.rmtree(cold_dir, ignore_errors=True)
+
+            cold = _time(_sgtrace("find", attribute, str(tree), "--cache-dir", str(cold_dir)), runs, empty)
+            rows.append((f"sgtrace find {attribute} (cold cache)", cold, cold / grep))
+            warm_dir = scratch / "warm"
+            subprocess.run(_sgtrace("find", attribute, str(tree), "--cache-dir", str(warm_dir)), capture_output=True)
+            warm = _time(_sgtrace("find", attribute, str(tree), "--cache-dir", str(warm_dir)), runs)
+            rows.append((f"sgtrace find {attribute} (warm cache)", warm, warm / grep))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--release", default=NEWEST, help="SGLang version to fetch (default: %(default)s)")
+    parser.add_argument("--tree", type=Path, help="analyse this tree instead of a release")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--attribute", action="append", help="attribute(s) to find (default: three)")
+    options = parser.parse_args()
+    tree = options.tree or release_dir(f"sglang=={options.release}", cache_dir())
+    files = list(tree.rglob("*.py"))
+    lines = sum(p.read_bytes().count(b"\n") for p in files)
+    print(
+        f"tree: {options.tree or 'sglang==' + options.release}: {len(files)} files, {lines:,} lines; "
+        f"median of {options.runs} runs; {shutil.which('grep')}\n"
+    )
+    print("| command | median s | x grep |\n|---|---:|---:|")
+    for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES)):
+        print(f"| {label} | {seconds:.3f} | {ratio:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m sgtrace``."""
+
+from sgtrace.cli import main
+
+main()

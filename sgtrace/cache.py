@@ -1,0 +1,113 @@
+"""On-disk cache of per-file results: JSON only (never pickle), atomic writes.
+
+An entry is keyed by a hash of the file's bytes, the query and sgtrace's
+version, so a stale entry is never looked up. A damaged or foreign entry is
+ignored (with a warning) and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from sgtrace import __version__
+from sgtrace.model import Access, FileError, FileScan
+
+#: Bumped when the layout of an entry changes.
+SCHEMA = 1
+
+
+def default_dir() -> Path:
+    """``$SGTRACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/sgtrace``, else ``~/.cache/sgtrace``."""
+    explicit = os.environ.get("SGTRACE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sgtrace"
+
+
+def key(data: bytes, *query: str) -> str:
+    """Content key of one file for one query, for this version of sgtrace."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{__version__}\0{SCHEMA}\0{chr(0).join(query)}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class ScanCache:
+    """Per-file scan results under ``<dir>/scan/``; a no-op when *directory* is None."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory / "scan" if directory is not None else None
+
+    def _path(self, entry_key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / entry_key[:2] / f"{entry_key}.json"
+
+    def get(self, entry_key: str, path: str) -> FileScan | None:
+        """The stored scan, with *path* put into its errors, or None if absent or unusable."""
+        if self.directory is None:
+            return None
+        location = self._path(entry_key)
+        try:
+            raw = location.read_bytes()
+        except OSError:
+            return None
+        try:
+            return _decode(json.loads(raw), entry_key, path)
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"sgtrace: warning: ignoring damaged cache entry {location}: {exc}", file=sys.stderr)
+            return None
+
+    def put(self, entry_key: str, scan: FileScan) -> None:
+        """Store *scan* atomically (write to a temporary file, then rename)."""
+        if self.directory is None:
+            return
+        location = self._path(entry_key)
+        payload = {
+            "schema": SCHEMA,
+            "version": __version__,
+            "key": entry_key,
+            "accesses": [asdict(a) for a in scan.accesses],
+            "errors": [[e.line, e.message] for e in scan.errors],
+        }
+        try:
+            location.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, separators=(",", ":"))
+            os.replace(tmp, location)
+        except OSError as exc:
+            print(f"sgtrace: warning: cannot write cache entry {location}: {exc.strerror}", file=sys.stderr)
+
+
+def _decode(payload: object, entry_key: str, path: str) -> FileScan:
+    if not isinstance(payload, dict) or payload.get("key") != entry_key or payload.get("schema") != SCHEMA:
+        raise ValueError("not an entry for this file")
+    accesses = tuple(_access(item) for item in payload["accesses"])
+    errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
+    return FileScan(accesses, errors)
+
+
+_ACCESS_TYPES = {
+    "line": int,
+    "column": int,
+    "kind": str,
+    "cls": (str, type(None)),
+    "function": (str, type(None)),
+    "code": str,
+}
+
+
+def _access(item: object) -> Access:
+    if not isinstance(item, dict) or set(item) != set(_ACCESS_TYPES):
+        raise ValueError("malformed access")
+    for name, expected in _ACCESS_TYPES.items():
+        if not isinstance(item[name], expected):  # type: ignore[arg-type]
+            raise ValueError(f"malformed field {name}")
+    return Access(**item)

@@ -1,0 +1,114 @@
+"""Run the per-file scan over a tree: byte prefilter, cache, process pool.
+
+Reading a file costs microseconds and parsing it milliseconds, so a file is
+parsed only when its bytes contain the name, and only when the cache does not
+already hold its result.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from sgtrace.cache import ScanCache, key
+from sgtrace.discover import walk
+from sgtrace.model import FileError, FileScan, SourceFile
+from sgtrace.scan import scan_file
+
+#: Below this many bytes to parse, a process pool costs more than it saves.
+_POOL_THRESHOLD = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run: parallelism and cache."""
+
+    #: Worker processes; None for one per CPU, 1 to run inline.
+    jobs: int | None = None
+    #: Cache directory, or None to run without a cache.
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TreeScan:
+    """Per-file scans of a tree, and what could not be read."""
+
+    #: (file, its scan) for every file that contains the name.
+    files: tuple[tuple[SourceFile, FileScan], ...]
+    #: Files that could not be listed or read.
+    errors: tuple[FileError, ...]
+    #: Counts: files seen, files containing the name, files parsed.
+    stats: dict[str, int]
+
+
+def scan_tree(root: str, attribute: str, options: RunOptions) -> TreeScan:
+    """Scan every Python file under *root* for accesses of *attribute*."""
+    cache = ScanCache(options.cache_dir)
+    needle = attribute.encode("utf-8")
+    errors: list[FileError] = []
+    done: list[tuple[SourceFile, FileScan]] = []
+    pending: list[tuple[SourceFile, bytes, str]] = []
+    seen = 0
+    for item in walk(root):
+        if isinstance(item, FileError):
+            errors.append(item)
+            continue
+        seen += 1
+        data = _read(item, errors)
+        if data is None or (needle not in data and attribute.isascii()):
+            continue
+        entry_key = key(data, "scan", attribute)
+        cached = cache.get(entry_key, item.path)
+        if cached is not None:
+            done.append((item, cached))
+        else:
+            pending.append((item, data, entry_key))
+    for (source, _, entry_key), result in zip(pending, _run(pending, attribute, options.jobs), strict=True):
+        cache.put(entry_key, result)
+        done.append((source, result))
+    stats = {"files": seen, "matched": len(done), "parsed": len(pending)}
+    return TreeScan(tuple(done), tuple(errors), stats)
+
+
+def _read(source: SourceFile, errors: list[FileError]) -> bytes | None:
+    try:
+        with open(source.abspath, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        errors.append(FileError(source.path, 0, f"cannot read file: {exc.strerror or exc}"))
+        return None
+
+
+def _job(args: tuple[str, bytes, str]) -> FileScan:
+    path, data, attribute = args
+    try:
+        return scan_file(path, data, attribute)
+    except RecursionError:
+        return FileScan((), (FileError(path, 0, "too deeply nested to analyse"),))
+
+
+def _run(pending: list[tuple[SourceFile, bytes, str]], attribute: str, jobs: int | None) -> Iterator[FileScan]:
+    jobs_list = [(source.path, data, attribute) for source, data, _ in pending]
+    workers = jobs or _cpu_count()
+    size = sum(len(data) for _, data, _ in jobs_list)
+    if workers <= 1 or len(jobs_list) <= 1 or size < _POOL_THRESHOLD:
+        return map(_job, jobs_list)
+    return _pooled(jobs_list, workers)
+
+
+def _pooled(jobs_list: list[tuple[str, bytes, str]], workers: int) -> Iterator[FileScan]:
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    chunk = max(1, len(jobs_list) // (workers * 8))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield from pool.map(_job, jobs_list, chunksize=chunk)
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

@@ -1,0 +1,135 @@
+"""Records that flow between the stages: fields only, no behaviour, no text."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+#: Kinds of attribute write that ``find`` reports.
+WRITE_KINDS = (
+    "assign",
+    "annassign",
+    "augassign",
+    "unpack",
+    "for",
+    "with",
+    "setattr",
+    "field",
+    "name",
+)
+#: Kinds of attribute read that ``find --reads`` reports.
+READ_KINDS = ("read", "getattr")
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes, as grep uses them."""
+
+    FOUND = 0
+    NOT_FOUND = 1
+    ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A Python file to analyse, as discovery found it."""
+
+    #: Absolute path on disk.
+    abspath: str
+    #: Path relative to the analysis root, with POSIX separators.
+    path: str
+    #: Dotted module name (``pkg.sub.mod``), as far as the layout tells.
+    module: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """A file, or part of one, that could not be read or parsed."""
+
+    #: Path relative to the analysis root (POSIX separators).
+    path: str
+    #: 1-based line of the problem, or 0 when it concerns the whole file.
+    line: int
+    #: One-line description.
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One access to the attribute in one file, independent of where the file lives.
+
+    This is what the per-file scan returns and what the cache stores; the
+    engine adds the path and the module to make a :class:`Site`.
+    """
+
+    #: 1-based line of the accessed target.
+    line: int
+    #: 1-based column (in characters) of the accessed target.
+    column: int
+    #: One of WRITE_KINDS or READ_KINDS.
+    kind: str
+    #: Qualified name of the enclosing class within its module, or None.
+    cls: str | None
+    #: Qualified name of the enclosing function (``Class.method``), or None.
+    function: str | None
+    #: Source of the enclosing statement (header only for compound ones).
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileScan:
+    """Everything the scan of one file found."""
+
+    #: Accesses in source order.
+    accesses: tuple[Access, ...] = ()
+    #: Problems met in the file; accesses elsewhere in it are still reported.
+    errors: tuple[FileError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An access located in the analysed tree."""
+
+    #: Path relative to the root, POSIX separators.
+    path: str
+    #: 1-based line of the accessed target.
+    line: int
+    #: 1-based character column of the accessed target.
+    column: int
+    #: One of WRITE_KINDS or READ_KINDS.
+    kind: str
+    #: Dotted ``module.Class`` of the enclosing class, or None.
+    owner: str | None
+    #: ``Class.method`` or ``func`` enclosing the access, or None.
+    function: str | None
+    #: Source of the enclosing statement.
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class FindQuery:
+    """What ``find`` was asked."""
+
+    #: The attribute name.
+    attribute: str
+    #: Whether to list bare-name bindings (kind ``name``).
+    names: bool = False
+    #: Whether to list reads as well as writes.
+    reads: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FindResult:
+    """The answer of ``find``: sorted writes, reads and errors."""
+
+    #: The attribute name.
+    attribute: str
+    #: The root as given (or as resolved for a spec / default).
+    root: str
+    #: Writes, sorted by path, line, column.
+    writes: tuple[Site, ...]
+    #: Reads, sorted likewise; None when they were not asked for.
+    reads: tuple[Site, ...] | None = None
+    #: Files or parts of files that could not be analysed.
+    errors: tuple[FileError, ...] = ()
+    #: Statistics of the run: files seen, parsed, cached.
+    stats: dict[str, int] = field(default_factory=dict)

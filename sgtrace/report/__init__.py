@@ -1,0 +1,1 @@
+"""Renderers: one module per format, each a pure ``render(result) -> str``."""

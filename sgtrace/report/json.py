@@ -1,0 +1,29 @@
+"""JSON renderer: the documented contract of each command's output."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from sgtrace.model import FileError, FindResult, Site
+
+
+def render(result: FindResult) -> str:
+    """``{"attribute","root","writes":[...],"errors":[...]}`` (+ ``"reads"`` when asked for)."""
+    payload: dict[str, object] = {
+        "attribute": result.attribute,
+        "root": result.root,
+        "writes": [_site(s) for s in result.writes],
+    }
+    if result.reads is not None:
+        payload["reads"] = [_site(s) for s in result.reads]
+    payload["errors"] = [_error(e) for e in result.errors]
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _site(site: Site) -> dict[str, object]:
+    return asdict(site)
+
+
+def _error(error: FileError) -> dict[str, object]:
+    return {"path": error.path, "line": error.line, "message": error.message}

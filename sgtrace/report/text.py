@@ -1,0 +1,58 @@
+"""Plain-text renderer: a table for the terminal (the only user of tabulate)."""
+
+from __future__ import annotations
+
+import re
+
+from tabulate import tabulate
+
+from sgtrace.model import FindResult, Site
+
+#: Column headers of the find table.
+HEADERS = ("location", "kind", "in", "code")
+
+
+def render(result: FindResult, width: int | None = None) -> str:
+    """The find result as a table; *width* (a terminal's) truncates the code column."""
+    sites = sorted(result.writes + (result.reads or ()), key=lambda s: (s.path, s.line, s.column, s.kind))
+    if not sites:
+        return f"no writes of .{result.attribute} under {result.root}\n"
+    rows = [_row(site) for site in sites]
+    if width is not None:
+        used = max(len(r[0]) for r in rows) + max(len(r[1]) for r in rows) + max(len(r[2]) for r in rows) + 8
+        rows = [(*r[:3], _truncate(r[3], max(24, width - used))) for r in rows]
+    table: str = tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True)
+    return table + "\n"
+
+
+def _row(site: Site) -> tuple[str, str, str, str]:
+    scope = site.function or (site.owner.rsplit(".", 1)[-1] if site.owner else "<module>")
+    return (f"{site.path}:{site.line}:{site.column}", site.kind, scope, one_line(site.code))
+
+
+def one_line(code: str) -> str:
+    """Source folded onto one line (continuation backslashes and runs of blanks removed)."""
+    return re.sub(r"\s+", " ", code.replace("\\\n", " ")).strip()
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def summary(result: FindResult) -> str:
+    """One line for stderr: counts of what was found and what was looked at."""
+    stats = result.stats
+    files = len({s.path for s in result.writes})
+    parts = [f"{_count(len(result.writes), 'write')} of .{result.attribute} in {_count(files, 'file')}"]
+    if result.reads is not None:
+        parts.append(_count(len(result.reads), "read"))
+    parts.append(
+        f"{stats.get('files', 0)} files scanned, {stats.get('matched', 0)} mention it, {stats.get('parsed', 0)} parsed"
+    )
+    if result.errors:
+        parts.append(_count(len(result.errors), "error"))
+    return "; ".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

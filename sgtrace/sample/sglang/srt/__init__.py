@@ -1,0 +1,2 @@
+# Sample written for sgtrace, shaped like SGLang; not SGLang code.
+"""Serving runtime of the sample tree."""

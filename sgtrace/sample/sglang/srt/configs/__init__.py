@@ -1,0 +1,1 @@
+# Sample written for sgtrace, shaped like SGLang; not SGLang code.

@@ -1,0 +1,271 @@
+"""Stage 3 (index, for ``find``): every access of one attribute name in one file.
+
+Works on the tree-sitter tree. A query finds every identifier spelled like the
+attribute (in C, so a file costs one parse plus a handful of nodes in
+Python); each hit is then classified by walking *up* its ancestors, never
+down, so no recursion limit applies however deep the expression.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sgtrace.ancestry import Ancestry
+from sgtrace.model import Access, FileError, FileScan
+from sgtrace.parse import Parsed, parse
+
+#: Containers a target may sit in without ceasing to be a target.
+_SEQUENCES = frozenset(
+    {"pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "tuple", "list", "list_splat"}
+)
+_TRANSPARENT = _SEQUENCES | {"parenthesized_expression", "expression_list"}
+#: Parameter forms that bind a bare name.
+_PARAMETERS = frozenset(
+    {
+        "parameters",
+        "lambda_parameters",
+        "default_parameter",
+        "typed_parameter",
+        "typed_default_parameter",
+        "list_splat_pattern",
+        "dictionary_splat_pattern",
+    }
+)
+
+
+def scan_file(path: str, data: bytes, attribute: str) -> FileScan:
+    """Find every access of *attribute* in one file's bytes."""
+    parsed = parse(path, data)
+    if isinstance(parsed, FileError):
+        return FileScan((), (parsed,))
+    accesses = _accesses(parsed, attribute)
+    return FileScan(tuple(sorted(accesses, key=lambda a: (a.line, a.column, a.kind))), _errors(parsed))
+
+
+def _errors(parsed: Parsed) -> tuple[FileError, ...]:
+    return (parsed.error,) if parsed.error else ()
+
+
+def _accesses(parsed: Parsed, attribute: str) -> list[Access]:
+    hits: list[tuple[Any, str]] = []
+    for node in _occurrences(parsed, attribute):
+        if node.type == "identifier":
+            site = _classify_identifier(node)
+        else:
+            site = _literal_name_call(node, attribute)
+        if site is not None:
+            hits.append(site)
+    ancestry = Ancestry()
+    found = []
+    for node, kind in hits:
+        around = ancestry.of(node)
+        if not around.in_error:
+            found.append(_access(parsed.data, node, kind, around.scope, around.statement or node))
+    return found
+
+
+def _classify_identifier(ident: Any) -> tuple[Any, str] | None:
+    """(node to locate, kind) for an identifier spelled like the attribute, or None."""
+    parent = ident.parent
+    if parent is None:
+        return None
+    if parent.type == "attribute":
+        if parent.child_by_field_name("attribute") != ident:
+            return None  # `attribute.other`: the name is the object, not the attribute
+        return parent, _attribute_kind(parent)
+    kind = _name_kind(ident)
+    return (ident, kind) if kind else None
+
+
+def _attribute_kind(node: Any) -> str:
+    """Kind of an ``obj.ATTR`` expression: a write kind, ``read`` or ``del``."""
+    target, in_sequence = _climb_targets(node)
+    parent = target.parent
+    kind = _target_kind(target, parent, in_sequence)
+    if kind is not None:
+        return kind
+    if parent is not None and parent.type == "delete_statement":
+        return "del"
+    return "read"
+
+
+def _climb_targets(node: Any) -> tuple[Any, bool]:
+    """Climb out of tuples, lists, stars and parentheses; note whether a sequence was crossed."""
+    in_sequence = False
+    while node.parent is not None and node.parent.type in _TRANSPARENT:
+        node = node.parent
+        in_sequence = in_sequence or _is_sequence(node)
+    if node.parent is not None and node.parent.type == "as_pattern_target":
+        node = node.parent
+    return node, in_sequence
+
+
+def _is_sequence(node: Any) -> bool:
+    """A tuple or list display, not a parenthesised single target like ``(a.x) = v``."""
+    if node.type not in _SEQUENCES:
+        return False
+    if node.type in ("tuple_pattern", "tuple"):
+        return any(child.type == "," for child in node.children) or node.named_child_count != 1
+    return True
+
+
+def _target_kind(target: Any, parent: Any, in_sequence: bool) -> str | None:
+    """Write kind if *target* is the bound side of *parent*, else None."""
+    if parent is None:
+        return None
+    ptype = parent.type
+    if ptype == "assignment" and parent.child_by_field_name("left") == target:
+        if parent.child_by_field_name("type") is not None:
+            return "annassign"
+        return "unpack" if in_sequence else "assign"
+    if ptype == "augmented_assignment" and parent.child_by_field_name("left") == target:
+        return "augassign"
+    if ptype in ("for_statement", "for_in_clause") and parent.child_by_field_name("left") == target:
+        return "for"
+    if target.type == "as_pattern_target" and ptype == "as_pattern":
+        owner = parent.parent
+        if owner is not None and owner.type == "with_item":
+            return "with"
+    return None
+
+
+def _name_kind(ident: Any) -> str | None:
+    """``field`` for a class-body binding, ``name`` for another binding, None otherwise."""
+    parent = ident.parent
+    if parent.type in _PARAMETERS and _binds_parameter(ident, parent):
+        return "name"
+    if parent.type == "named_expression" and parent.child_by_field_name("name") == ident:
+        return "name"
+    target, in_sequence = _climb_targets(ident)
+    kind = _target_kind(target, target.parent, in_sequence)
+    if kind is None:
+        return None
+    if kind in ("assign", "annassign", "augassign", "unpack") and _in_class_body(target.parent):
+        return "field"
+    return "name"
+
+
+def _binds_parameter(ident: Any, parent: Any) -> bool:
+    if parent.type in ("parameters", "lambda_parameters", "list_splat_pattern", "dictionary_splat_pattern"):
+        return parent.type not in ("list_splat_pattern",) or _in_parameters(parent)
+    if parent.type in ("default_parameter", "typed_default_parameter"):
+        return bool(parent.child_by_field_name("name") == ident)
+    return bool(parent.type == "typed_parameter" and parent.named_children[0] == ident)
+
+
+def _in_parameters(node: Any) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type in ("parameters", "lambda_parameters", "typed_parameter")
+
+
+def _in_class_body(assignment: Any) -> bool:
+    statement = assignment.parent
+    if statement is None or statement.type != "expression_statement":
+        return False
+    block = statement.parent
+    return (
+        block is not None
+        and block.type == "block"
+        and block.parent is not None
+        and block.parent.type == "class_definition"
+    )
+
+
+def _occurrences(parsed: Parsed, attribute: str) -> list[Any]:
+    """The smallest node at each place the name's bytes occur: identifiers, string contents, others.
+
+    A byte search and a descent per hit cost far less than a query that visits
+    every identifier of the file.
+    """
+    root = parsed.tree.root_node
+    needle = attribute.encode("utf-8")
+    found = []
+    start = parsed.data.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        node = root.descendant_for_byte_range(start, end)
+        if node is not None and node.start_byte == start and node.end_byte == end:
+            found.append(node)
+        start = parsed.data.find(needle, end)
+    return found
+
+
+def _literal_name_call(content: Any, attribute: str) -> tuple[Any, str] | None:
+    """``setattr(o, "ATTR", v)`` / ``o.__setattr__(...)`` writes and ``getattr(o, "ATTR")`` reads."""
+    string = content.parent
+    if content.type != "string_content" or string is None or not _is_literal(string, attribute):
+        return None
+    args = string.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    if call is None or call.type != "call":
+        return None
+    kind = _call_kind(call.child_by_field_name("function"))
+    values = [c for c in args.named_children if c.type != "comment"]
+    if kind is None or len(values) < 2 or values[1] != string:
+        return None
+    return string, kind
+
+
+def _call_kind(fn: Any) -> str | None:
+    if fn is None or fn.type not in ("identifier", "attribute"):
+        return None
+    name = _text(fn)
+    if name == "setattr" or name.endswith(".__setattr__"):
+        return "setattr"
+    if name == "getattr":
+        return "getattr"
+    return None
+
+
+def _is_literal(node: Any, attribute: str) -> bool:
+    """Whether *node* is the plain string literal ``"ATTR"`` (no prefix, no escapes)."""
+    if node.type != "string":
+        return False
+    parts = node.named_children
+    if len(parts) != 3 or parts[1].type != "string_content":
+        return False
+    prefix = _text(parts[0]).lower().strip("'\"")
+    return prefix in ("", "r", "u") and _text(parts[1]) == attribute
+
+
+def _text(node: Any) -> str:
+    text: bytes = node.text
+    return text.decode("utf-8", "replace")
+
+
+def _access(data: bytes, node: Any, kind: str, scope: tuple[tuple[str, str], ...], statement: Any) -> Access:
+    row, byte_col = node.start_point
+    line_start = node.start_byte - byte_col
+    column = len(data[line_start : node.start_byte].decode("utf-8", "replace")) + 1
+    cls, function = _context(scope)
+    return Access(row + 1, column, kind, cls, function, _statement_code(data, node, statement))
+
+
+def _context(chain: tuple[tuple[str, str], ...]) -> tuple[str | None, str | None]:
+    """(qualified name of the enclosing class, of the enclosing function) from the definitions around."""
+    names = [name for _, name in chain]
+    cls_at = max((i for i, (t, _) in enumerate(chain) if t == "class_definition"), default=-1)
+    fn_at = max((i for i, (t, _) in enumerate(chain) if t == "function_definition"), default=-1)
+    cls = ".".join(names[: cls_at + 1]) if cls_at >= 0 else None
+    function = ".".join(names[: fn_at + 1]) if fn_at >= 0 else None
+    return cls, function
+
+
+def _statement_code(data: bytes, node: Any, statement: Any) -> str:
+    """Source of *statement*; only its header if it is compound and *node* is in the header."""
+    end = statement.end_byte
+    for child in statement.children:
+        if child.type == ":" and child.start_byte > node.start_byte:
+            end = child.end_byte  # the header ends at its colon (a trailing comment is not code)
+        if child.type == "block" and child.start_byte > node.start_byte:
+            break
+    indent = statement.start_point[1]
+    text = data[statement.start_byte : end].decode("utf-8", "replace").rstrip()
+    lines = text.split("\n")
+    return "\n".join([lines[0]] + [_dedent(line, indent) for line in lines[1:]])
+
+
+def _dedent(line: str, width: int) -> str:
+    stripped = line.lstrip(" \t")
+    removed = len(line) - len(stripped)
+    return line[min(removed, width) :]

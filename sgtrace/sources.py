@@ -1,0 +1,55 @@
+"""Stage 1 (sources): what tree a command analyses, given a path, a spec, a wheel or nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from sgtrace.fetch import installed_package, is_spec, release_dir, wheel_dir
+
+#: The package analysed when no path is given, if it is installed.
+DEFAULT_PACKAGE = "sglang"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A tree to analyse."""
+
+    #: Directory or file on disk.
+    path: str
+    #: How to name it to the user (the path or spec as given).
+    display: str
+    #: Why this tree was chosen, when the user did not name it; else None.
+    note: str | None = None
+
+
+def sample_tree() -> Path:
+    """The small SGLang-shaped sample shipped inside sgtrace."""
+    return Path(str(resources.files("sgtrace") / "sample"))
+
+
+def resolve(target: str | None, cache_dir: Path) -> Target:
+    """Turn the command line's PATH|SPEC (or its absence) into a tree on disk.
+
+    Raises FetchError for a spec that cannot be fetched.
+    """
+    if target is None:
+        return _default()
+    if is_spec(target):
+        return Target(str(release_dir(target, cache_dir)), target)
+    if target.endswith(".whl") and Path(target).is_file():
+        return Target(str(wheel_dir(Path(target), cache_dir)), target)
+    return Target(target, target)
+
+
+def _default() -> Target:
+    installed = installed_package(DEFAULT_PACKAGE)
+    if installed is not None:
+        return Target(str(installed), str(installed), f"analysing the installed {DEFAULT_PACKAGE} at {installed}")
+    sample = sample_tree()
+    return Target(
+        str(sample),
+        "<sample>",
+        f"{DEFAULT_PACKAGE} is not installed; analysing the sample tree shipped with sgtrace ({sample})",
+    )

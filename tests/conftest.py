@@ -1,0 +1,30 @@
+"""Shared helpers: snippet scanning, an isolated cache, the CLI runner."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sgtrace.model import Access
+from sgtrace.scan import scan_file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def scan(source: str, attribute: str = "max_total_num_tokens") -> list[Access]:
+    """Scan a dedented snippet; accesses in source order."""
+    data = textwrap.dedent(source).encode("utf-8")
+    return list(scan_file("snippet.py", data, attribute).accesses)
+
+
+def writes(source: str, attribute: str = "max_total_num_tokens") -> list[tuple[int, str]]:
+    """(line, kind) of every write in a snippet, bare names included."""
+    return [(a.line, a.kind) for a in scan(source, attribute) if a.kind not in ("read", "getattr", "del")]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own cache unless it asks for another."""
+    monkeypatch.setenv("SGTRACE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

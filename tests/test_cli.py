@@ -1,0 +1,148 @@
+"""The command line, end to end: golden text and JSON, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sgtrace import __version__
+from sgtrace.cli import cli
+from sgtrace.fetch import installed_package
+from tests.conftest import FIXTURES
+
+FORMS = FIXTURES / "sglang_snippets" / "write_forms"
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = bool(os.environ.get("SGTRACE_UPDATE_GOLDEN"))
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _golden(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.write_text(actual)
+    assert actual == path.read_text()
+
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sgtrace", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_find_golden(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FORMS)
+    code, out, err = _invoke("find", "max_total_num_tokens", ".", "--format", fmt, "--names", "--no-cache")
+    assert code == 0
+    _golden(f"find_write_forms.{'txt' if fmt == 'text' else 'json'}", out)
+    if fmt == "text":
+        assert err.strip().startswith("sgtrace: 77 writes of .max_total_num_tokens in 1 file")
+
+
+def test_json_contract(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FORMS)
+    _, out, _ = _invoke("find", "max_total_num_tokens", "forms.py", "--format", "json")
+    payload = json.loads(out)
+    assert list(payload) == ["attribute", "root", "writes", "errors"]
+    assert payload["attribute"] == "max_total_num_tokens" and payload["root"] == "forms.py"
+    for write in payload["writes"]:
+        assert list(write) == ["path", "line", "column", "kind", "owner", "function", "code"]
+        assert write["owner"] is None or write["owner"].startswith("write_forms.forms.")
+    assert "name" not in {w["kind"] for w in payload["writes"]}
+
+
+def test_reads_are_listed_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FORMS)
+    _, out, _ = _invoke("find", "max_total_num_tokens", "nonwrites.py", "--format", "json", "--reads")
+    payload = json.loads(out)
+    assert payload["writes"] == []
+    assert {r["kind"] for r in payload["reads"]} == {"read", "getattr"}
+
+
+def test_nothing_found_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("x = 1\n")
+    code, out, err = _invoke("find", "max_total_num_tokens", str(tmp_path))
+    assert code == 1
+    assert "no writes" in out
+
+
+def test_parse_errors_go_to_stderr_as_path_line_message(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("def f(:\n    self.max_total_num_tokens = 1\n")
+    (tmp_path / "good.py").write_text("self.max_total_num_tokens = 1\n")
+    code, out, err = _invoke("find", "max_total_num_tokens", str(tmp_path), "--format", "json")
+    assert code == 0
+    assert err.splitlines()[0].startswith("bad.py:1: syntax error")
+    payload = json.loads(out)
+    assert [(e["path"], e["line"]) for e in payload["errors"]] == [("bad.py", 1)]
+    assert ("good.py", 1) in {(w["path"], w["line"]) for w in payload["writes"]}
+
+
+def test_several_roots_prefix_their_paths(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.py").write_text("o.max_total_num_tokens = 1\n")
+    code, out, _ = _invoke("find", "max_total_num_tokens", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json")
+    assert code == 0
+    assert [w["path"] for w in json.loads(out)["writes"]] == [f"{tmp_path}/a/m.py", f"{tmp_path}/b/m.py"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["find", "max_total_num_tokens", "/no/such/dir"], "no such file or directory: /no/such/dir"),
+        (["find", "max_total_num_tokens", "--no-such-option"], "No such option '--no-such-option'"),
+        (["find", "not-an-identifier", "."], "is not a Python identifier"),
+        (["no-such-command"], "No such command"),
+    ],
+)
+def test_usage_and_input_errors_are_one_line_exit_2(args: list[str], message: str) -> None:
+    proc = _run(*args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert message in proc.stderr
+
+
+def test_version_and_help_with_examples() -> None:
+    assert _run("--version").stdout.strip() == f"sgtrace, version {__version__}"
+    helptext = _run("find", "--help").stdout
+    assert "Examples:" in helptext and "sgtrace find max_total_num_tokens sglang==0.5.9" in helptext
+    assert "Exit codes" in helptext
+
+
+def test_default_root_is_the_sample_when_sglang_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sgtrace.sources.installed_package", lambda name: None)
+    code, out, err = _invoke("find", "max_total_num_tokens", "--format", "json")
+    assert code == 0
+    assert "analysing the sample tree shipped with sgtrace" in err
+    payload = json.loads(out)
+    assert payload["root"] == "<sample>"
+    kinds = {(w["owner"], w["kind"]) for w in payload["writes"]}
+    assert ("sglang.srt.managers.scheduler.Scheduler", "unpack") in kinds
+
+
+def test_installed_package_is_located_without_importing_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "sglang"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('sgtrace must not import me')\n")
+    (package / "runner.py").write_text("class R:\n    def f(self):\n        self.max_total_num_tokens = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert installed_package("sglang") == package
+    assert "sglang" not in sys.modules
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sgtrace", "find", "max_total_num_tokens", "--format", "json"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"analysing the installed sglang at {package}" in proc.stderr
+    [write] = json.loads(proc.stdout)["writes"]
+    assert (write["path"], write["owner"], write["function"]) == ("runner.py", "sglang.runner.R", "R.f")
