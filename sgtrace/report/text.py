@@ -8,26 +8,35 @@ from tabulate import tabulate
 
 from sgtrace.model import FindResult, Site
 
-#: Column headers of the find table.
-HEADERS = ("location", "kind", "in", "code")
+#: Column headers of the find table (the path heads each file's group of rows).
+HEADERS = ("line", "kind", "in", "code")
+_INDENT = "  "
 
 
 def render(result: FindResult, width: int | None = None) -> str:
-    """The find result as a table; *width* (a terminal's) truncates the code column."""
+    """The find result as a table grouped by file; *width* (a terminal's) truncates the code column."""
     sites = sorted(result.writes + (result.reads or ()), key=lambda s: (s.path, s.line, s.column, s.kind))
     if not sites:
         return f"no writes of .{result.attribute} under {result.root}\n"
     rows = [_row(site) for site in sites]
     if width is not None:
-        used = max(len(r[0]) for r in rows) + max(len(r[1]) for r in rows) + max(len(r[2]) for r in rows) + 8
-        rows = [(*r[:3], _truncate(r[3], max(24, width - used))) for r in rows]
+        fixed = len(_INDENT) + sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(HEADERS[:3]))
+        rows = [(*r[:3], _truncate(r[3], max(20, width - fixed - 1))) for r in rows]
     table: str = tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True)
-    return table + "\n"
+    head, *body = table.splitlines()[:2], *table.splitlines()[2:]
+    lines = [_INDENT + line for line in head]
+    previous = None
+    for site, line in zip(sites, body, strict=True):
+        if site.path != previous:
+            lines.append(site.path)
+            previous = site.path
+        lines.append(_INDENT + line)
+    return "\n".join(lines) + "\n"
 
 
 def _row(site: Site) -> tuple[str, str, str, str]:
     scope = site.function or (site.owner.rsplit(".", 1)[-1] if site.owner else "<module>")
-    return (f"{site.path}:{site.line}:{site.column}", site.kind, scope, one_line(site.code))
+    return (f"{site.line}:{site.column}", site.kind, scope, one_line(site.code))
 
 
 def one_line(code: str) -> str:
