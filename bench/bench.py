@@ -27,6 +27,9 @@ from sgtrace.fetch import release_dir  # noqa: E402
 from tests.releases import NEWEST, cache_dir  # noqa: E402
 
 ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
+#: Commands measured; trace runs for the first attribute only.
+COMMANDS = ("find", "trace")
+Row = tuple[str, float, float]
 
 
 def _time(command: list[str], runs: int, prepare: object = None) -> float:
@@ -35,7 +38,7 @@ def _time(command: list[str], runs: int, prepare: object = None) -> float:
         if callable(prepare):
             prepare()
         start = time.perf_counter()
-        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         samples.append(time.perf_counter() - start)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(command)} exited with {proc.returncode}")
@@ -46,25 +49,35 @@ def _sgtrace(*args: str) -> list[str]:
     return [sys.executable, "-m", "sgtrace", *args]
 
 
-def bench(tree: Path, runs: int, attributes: tuple[str, ...]) -> list[tuple[str, float, float]]:
+def _cold_and_warm(command: str, attribute: str, tree: Path, runs: int, scratch: Path, grep: float) -> list[Row]:
+    cold_dir = scratch / f"{command}-cold"
+    warm_dir = scratch / f"{command}-warm"
+
+    def empty() -> None:
+        shutil.rmtree(cold_dir, ignore_errors=True)
+
+    cold = _time(_sgtrace(command, attribute, str(tree), "--cache-dir", str(cold_dir)), runs, empty)
+    subprocess.run(
+        _sgtrace(command, attribute, str(tree), "--cache-dir", str(warm_dir)), capture_output=True, check=False
+    )
+    warm = _time(_sgtrace(command, attribute, str(tree), "--cache-dir", str(warm_dir)), runs)
+    return [
+        (f"sgtrace {command} {attribute} (cold cache)", cold, cold / grep),
+        (f"sgtrace {command} {attribute} (warm cache)", warm, warm / grep),
+    ]
+
+
+def bench(tree: Path, runs: int, attributes: tuple[str, ...], commands: tuple[str, ...]) -> list[Row]:
     """(label, median seconds, ratio to grep) for each measured command."""
-    rows: list[tuple[str, float, float]] = []
+    rows: list[Row] = []
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
     try:
         for attribute in attributes:
             grep = _time(["grep", "-rn", f"{attribute}\\s*=", str(tree)], runs)
             rows.append((f"grep -rn '{attribute}\\s*='", grep, 1.0))
-            cold_dir = scratch / "cold"
-
-            def empty(cold_dir: Path = cold_dir) -> None:
-                shutil.rmtree(cold_dir, ignore_errors=True)
-
-            cold = _time(_sgtrace("find", attribute, str(tree), "--cache-dir", str(cold_dir)), runs, empty)
-            rows.append((f"sgtrace find {attribute} (cold cache)", cold, cold / grep))
-            warm_dir = scratch / "warm"
-            subprocess.run(_sgtrace("find", attribute, str(tree), "--cache-dir", str(warm_dir)), capture_output=True)
-            warm = _time(_sgtrace("find", attribute, str(tree), "--cache-dir", str(warm_dir)), runs)
-            rows.append((f"sgtrace find {attribute} (warm cache)", warm, warm / grep))
+            for command in commands:
+                if command == "find" or attribute == attributes[0]:
+                    rows.extend(_cold_and_warm(command, attribute, tree, runs, scratch, grep))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return rows
@@ -76,6 +89,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, help="analyse this tree instead of a release")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--attribute", action="append", help="attribute(s) to find (default: three)")
+    parser.add_argument("--command", action="append", choices=COMMANDS, help="command(s) to time (default: all)")
     options = parser.parse_args()
     tree = options.tree or release_dir(f"sglang=={options.release}", cache_dir())
     files = list(tree.rglob("*.py"))
@@ -85,7 +99,8 @@ def main() -> None:
         f"median of {options.runs} runs; {shutil.which('grep')}\n"
     )
     print("| command | median s | x grep |\n|---|---:|---:|")
-    for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES)):
+    commands = tuple(options.command or COMMANDS)
+    for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES), commands):
         print(f"| {label} | {seconds:.3f} | {ratio:.1f} |")
 
 

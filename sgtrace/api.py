@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sgtrace.discover import RootError
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
-from sgtrace.model import READ_KINDS, FileError, FindQuery, FindResult, Site
+from sgtrace.model import READ_KINDS, FileError, FindQuery, FindResult, Site, TraceQuery, TraceResult
 from sgtrace.sources import Target, resolve
 
-__all__ = ["FindQuery", "FindResult", "InputError", "RunOptions", "find", "resolve_targets"]
+__all__ = [
+    "FindQuery",
+    "FindResult",
+    "InputError",
+    "RunOptions",
+    "TraceQuery",
+    "TraceResult",
+    "find",
+    "resolve_targets",
+    "trace",
+]
 
 
 class InputError(Exception):
@@ -88,3 +99,31 @@ def _collect(
 
 def _site_order(site: Site) -> tuple[str, int, int, str]:
     return (site.path, site.line, site.column, site.kind)
+
+
+def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult:
+    """The data-flow graph of ``query.attribute``: backward from its writes, forward to its reads."""
+    from sgtrace.cache import JsonCache, key
+    from sgtrace.graph.build import build
+    from sgtrace.graph.store import from_data, to_data
+    from sgtrace.project import Project
+
+    found = find(FindQuery(query.attribute, reads=True), [target], options)
+    project = Project(target.path, JsonCache(options.cache_dir, "index"))
+    store = JsonCache(options.cache_dir, "graph")
+    entry = key(project.tree_key().encode(), "graph", query.attribute, str(query.max_nodes), *query.knob_receivers)
+    cached = store.get(entry)
+    graph = None
+    if cached is not None:
+        try:
+            graph = from_data(cached)
+        except (KeyError, TypeError, ValueError) as exc:
+            print(f"sgtrace: warning: ignoring damaged cached graph: {exc}", file=sys.stderr)
+    if graph is None:
+        slicer = build(project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers)
+        graph = slicer.graph
+        graph.graph.update(attribute=query.attribute, truncated=slicer.truncated)
+        store.put(entry, to_data(graph))
+    errors = sorted({*found.errors, *project.errors}, key=lambda e: (e.path, e.line, e.message))
+    stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
+    return TraceResult(query.attribute, target.display, graph, bool(graph.graph.get("truncated")), tuple(errors), stats)

@@ -14,12 +14,13 @@ import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from sgtrace import __version__
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 1
+SCHEMA = 2
 
 
 def default_dir() -> Path:
@@ -39,18 +40,18 @@ def key(data: bytes, *query: str) -> str:
     return digest.hexdigest()
 
 
-class ScanCache:
-    """Per-file scan results under ``<dir>/scan/``; a no-op when *directory* is None."""
+class JsonCache:
+    """JSON documents under ``<dir>/<kind>/``, by key; a no-op when *directory* is None."""
 
-    def __init__(self, directory: Path | None) -> None:
-        self.directory = directory / "scan" if directory is not None else None
+    def __init__(self, directory: Path | None, kind: str = "index") -> None:
+        self.directory = directory / kind if directory is not None else None
 
     def _path(self, entry_key: str) -> Path:
         assert self.directory is not None
         return self.directory / entry_key[:2] / f"{entry_key}.json"
 
-    def get(self, entry_key: str, path: str) -> FileScan | None:
-        """The stored scan, with *path* put into its errors, or None if absent or unusable."""
+    def get(self, entry_key: str) -> Any:
+        """The stored document, or None if absent or unreadable (a damaged one is reported)."""
         if self.directory is None:
             return None
         location = self._path(entry_key)
@@ -59,36 +60,54 @@ class ScanCache:
         except OSError:
             return None
         try:
-            return _decode(json.loads(raw), entry_key, path)
-        except (ValueError, KeyError, TypeError) as exc:
+            payload = json.loads(raw)
+            if not isinstance(payload, dict) or payload.get("key") != entry_key or payload.get("schema") != SCHEMA:
+                raise ValueError("not an entry for this key")
+            return payload["data"]
+        except (ValueError, KeyError) as exc:
             print(f"sgtrace: warning: ignoring damaged cache entry {location}: {exc}", file=sys.stderr)
             return None
 
-    def put(self, entry_key: str, scan: FileScan) -> None:
-        """Store *scan* atomically (write to a temporary file, then rename)."""
+    def put(self, entry_key: str, data: Any) -> None:
+        """Store *data* atomically (write to a temporary file, then rename)."""
         if self.directory is None:
             return
         location = self._path(entry_key)
-        payload = {
-            "schema": SCHEMA,
-            "version": __version__,
-            "key": entry_key,
-            "accesses": [asdict(a) for a in scan.accesses],
-            "errors": [[e.line, e.message] for e in scan.errors],
-        }
+        payload = {"schema": SCHEMA, "version": __version__, "key": entry_key, "data": data}
         try:
             location.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, separators=(",", ":"))
+                handle.write(json.dumps(payload, separators=(",", ":")))  # dumps: the C encoder
             os.replace(tmp, location)
         except OSError as exc:
             print(f"sgtrace: warning: cannot write cache entry {location}: {exc.strerror}", file=sys.stderr)
 
 
-def _decode(payload: object, entry_key: str, path: str) -> FileScan:
-    if not isinstance(payload, dict) or payload.get("key") != entry_key or payload.get("schema") != SCHEMA:
-        raise ValueError("not an entry for this file")
+class ScanCache:
+    """Per-file scan results of ``find``."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.store = JsonCache(directory, "scan")
+
+    def get(self, entry_key: str, path: str) -> FileScan | None:
+        """The stored scan, with *path* put into its errors, or None if absent or unusable."""
+        data = self.store.get(entry_key)
+        if data is None:
+            return None
+        try:
+            return _decode(data, path)
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"sgtrace: warning: ignoring damaged cache entry {entry_key}: {exc}", file=sys.stderr)
+            return None
+
+    def put(self, entry_key: str, scan: FileScan) -> None:
+        """Store *scan*."""
+        accesses = [asdict(a) for a in scan.accesses]
+        self.store.put(entry_key, {"accesses": accesses, "errors": [[e.line, e.message] for e in scan.errors]})
+
+
+def _decode(payload: Any, path: str) -> FileScan:
     accesses = tuple(_access(item) for item in payload["accesses"])
     errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
     return FileScan(accesses, errors)

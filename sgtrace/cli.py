@@ -115,6 +115,179 @@ def find(
     sys.exit(ExitCode.FOUND if result.writes else ExitCode.NOT_FOUND)
 
 
+_TRACE_EPILOG = """\b
+Examples:
+  sgtrace trace max_total_num_tokens                       # installed sglang, else the sample
+  sgtrace trace max_total_num_tokens sglang==0.5.9
+  sgtrace trace max_total_num_tokens sglang==0.5.9 --depth 12
+  sgtrace trace max_total_num_tokens . --format json > slice.json
+
+\b
+Each write of the attribute is followed back to what feeds it (<-op- lines),
+to knobs (server_args.X, accessor().X), environment variables, constants and
+calls outside the tree. '~' marks a link made without knowing a receiver's type.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+"""
+
+_GRAPH_EPILOG = """\b
+Examples:
+  sgtrace graph --dot > kv.dot                             # max_total_num_tokens, default tree
+  sgtrace graph max_total_num_tokens sglang==0.5.9 --dot -o kv.dot
+  sgtrace graph page_size sglang==0.5.23 --graphml -o page_size.graphml
+  sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
+"""
+
+
+def _trace_inputs(
+    attribute: str, target: str | None, max_nodes: int, jobs: int | None, cache_dir: Path | None, no_cache: bool
+) -> Any:
+    """Resolve the tree and run the api's trace; exits with code 2 on input errors."""
+    from sgtrace import api
+
+    options = _run_options(jobs, cache_dir, no_cache)
+    resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
+    return api.trace(api.TraceQuery(attribute, max_nodes=max_nodes), resolved[0], options)
+
+
+def _guarded(debug: bool, run: Any) -> Any:
+    """Run *run*; an input error or an unexpected exception becomes one line and exit code 2."""
+    from sgtrace import api
+
+    try:
+        return run()
+    except api.InputError as exc:
+        _warn(f"error: {exc}")
+        sys.exit(ExitCode.ERROR)
+    except Exception as exc:  # the api boundary: one clear line unless --debug
+        if debug:
+            raise
+        _warn(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        sys.exit(ExitCode.ERROR)
+
+
+def _common(function: Any) -> Any:
+    options = [
+        click.option("--max-nodes", type=click.IntRange(min=10), default=2000, show_default=True,
+                     help="Stop growing the slice past this many nodes."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes for the scan."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="SGTRACE_CACHE_DIR",
+                     help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace]."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
+        click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@cli.command(epilog=_TRACE_EPILOG)
+@click.argument("attribute", callback=_attribute)
+@click.argument("target", metavar="[PATH|SPEC]", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--depth", type=click.IntRange(min=1), default=8, show_default=True, help="Fold trees deeper than this.")
+@_common
+def trace(
+    attribute: str,
+    target: str | None,
+    fmt: str,
+    depth: int,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """The data flow of ATTRIBUTE: what feeds each of its writes, and the reads they reach.
+
+    JSON output is networkx node-link data of the slice.
+    """
+    from sgtrace.report import graphjson, tree
+
+    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
+    for error in result.errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
+    seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
+    sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
+
+
+@cli.command(epilog=_GRAPH_EPILOG)
+@click.argument("arguments", metavar="[ATTRIBUTE] [PATH|SPEC]", nargs=-1)
+@click.option("--dot", "fmt", flag_value="dot", default=True, help="Graphviz DOT (the default).")
+@click.option("--json", "fmt", flag_value="json", help="networkx node-link JSON.")
+@click.option("--graphml", "fmt", flag_value="graphml", help="GraphML.")
+@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@_common
+def graph(
+    arguments: Sequence[str],
+    fmt: str,
+    render: str | None,
+    output: Path | None,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
+    from sgtrace.report import dot, graphjson
+
+    attribute, target = _graph_arguments(arguments)
+    if render and output is None:
+        raise click.UsageError("--render needs -o FILE")
+    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
+    for error in result.errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    if fmt == "json":
+        text = graphjson.render(result)
+    elif fmt == "graphml":
+        text = graphjson.render_graphml(result)
+    else:
+        text = dot.render(result.graph, f"{attribute} in {result.root}")
+    if render:
+        assert output is not None
+        _render(text if fmt == "dot" else dot.render(result.graph, attribute), render, output)
+    elif output is not None:
+        output.write_text(text, encoding="utf-8")
+        _warn(f"wrote {output} ({result.graph.number_of_nodes()} nodes, {result.graph.number_of_edges()} edges)")
+    else:
+        click.echo(text, nl=False)
+
+
+def _graph_arguments(arguments: Sequence[str]) -> tuple[str, str | None]:
+    """[ATTRIBUTE] [PATH|SPEC]: a first word that is an identifier and not a path is the attribute."""
+    from sgtrace.fetch import is_spec
+
+    if len(arguments) > 2:
+        raise click.UsageError("expected at most ATTRIBUTE and PATH|SPEC")
+    words = list(arguments)
+    attribute = "max_total_num_tokens"
+    if words and words[0].isidentifier() and not Path(words[0]).exists() and not is_spec(words[0]):
+        attribute = words.pop(0)
+    if len(words) > 1:
+        raise click.UsageError(f"{words[0]!r} is not an attribute name")
+    return attribute, (words[0] if words else None)
+
+
+def _render(dot_text: str, image: str, output: Path) -> None:
+    """Run Graphviz; say clearly when it is not installed."""
+    import shutil as _shutil
+    import subprocess
+
+    program = _shutil.which("dot")
+    if program is None:
+        _warn("error: Graphviz is not installed (no 'dot' on PATH); install it (e.g. apt-get install graphviz) "
+              "or write DOT with --dot -o FILE.dot")  # fmt: skip
+        sys.exit(ExitCode.ERROR)
+    proc = subprocess.run([program, f"-T{image}", "-o", str(output)], input=dot_text, text=True,
+                          capture_output=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        _warn(f"error: dot failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
+        sys.exit(ExitCode.ERROR)
+    _warn(f"wrote {output}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: click with usage errors shortened to one line (exit code 2)."""
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Kinds of attribute write that ``find`` reports.
 WRITE_KINDS = (
@@ -132,4 +133,34 @@ class FindResult:
     #: Files or parts of files that could not be analysed.
     errors: tuple[FileError, ...] = ()
     #: Statistics of the run: files seen, parsed, cached.
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceQuery:
+    """What ``trace`` and ``graph`` were asked."""
+
+    #: The attribute name.
+    attribute: str
+    #: The slice stops growing past this many nodes (and says so).
+    max_nodes: int = 2000
+    #: Receivers whose attributes are configuration knobs (``server_args.X``).
+    knob_receivers: tuple[str, ...] = ("server_args",)
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """The data-flow graph of one attribute."""
+
+    #: The attribute name.
+    attribute: str
+    #: The root as given.
+    root: str
+    #: networkx.DiGraph of graph.points.Point nodes, edges with ``op`` and ``approximate``.
+    graph: Any
+    #: Whether the node limit cut the slice short.
+    truncated: bool
+    #: Files that could not be analysed.
+    errors: tuple[FileError, ...] = ()
+    #: Counts of the run.
     stats: dict[str, int] = field(default_factory=dict)

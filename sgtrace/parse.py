@@ -84,6 +84,11 @@ def decode(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+def parse_tree(utf8: bytes) -> Any:
+    """The tree-sitter tree of UTF-8 source (no decoding, no error check)."""
+    return _parser().parse(utf8)
+
+
 def parse(path: str, data: bytes) -> Parsed | FileError:
     """Parse *data*; a file that cannot be decoded at all becomes a FileError."""
     try:

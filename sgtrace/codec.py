@@ -1,0 +1,71 @@
+"""Records to and from JSON, for the cache: data only, never code (no pickle).
+
+Every dataclass is written as ``{"@": "Name", ...fields}`` and can only be
+read back as one of the record classes listed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+from sgtrace import records
+from sgtrace.model import FileError
+
+T = TypeVar("T")
+
+#: The classes a cache entry may contain.
+RECORDS: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        FileError,
+        records.Import,
+        records.Param,
+        records.Function,
+        records.Field,
+        records.ClassDef,
+        records.Outline,
+        records.Expr,
+        records.Target,
+        records.Assignment,
+        records.Return,
+        records.CallSite,
+        records.Body,
+    )
+}
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-compatible form of a record (tuples become lists)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        encoded = {"@": type(value).__name__}
+        for field in dataclasses.fields(value):
+            encoded[field.name] = to_json(getattr(value, field.name))
+        return encoded
+    if isinstance(value, (tuple, list)):
+        return [to_json(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def from_json(data: Any, expected: type[T]) -> T:
+    """Read back a record of type *expected*; raises ValueError/TypeError/KeyError on anything else."""
+    value = _decode(data)
+    if not isinstance(value, expected):
+        raise ValueError(f"expected {expected.__name__}, found {type(value).__name__}")
+    return value
+
+
+def _decode(data: Any) -> Any:
+    if isinstance(data, dict):
+        cls = RECORDS[data["@"]]
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(data) - {"@"} != names:
+            raise ValueError(f"fields of {cls.__name__} do not match")
+        return cls(**{name: _decode(data[name]) for name in names})
+    if isinstance(data, list):
+        return tuple(_decode(item) for item in data)
+    if data is None or isinstance(data, (str, int, float, bool)):
+        return data
+    raise TypeError(f"cannot decode {type(data).__name__}")

@@ -1,0 +1,138 @@
+"""tree-sitter expressions reduced to :class:`~sgtrace.records.Expr` trees."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sgtrace.records import Expr
+
+#: Longest source kept on an Expr (labels only need the start).
+TEXT_LIMIT = 160
+#: Operands kept under one display or comprehension (a 500-entry dict literal needs no more).
+_MAX_OPERANDS = 64
+
+_BINARY = {
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "div",
+    "//": "floordiv",
+    "%": "mod",
+    "**": "pow",
+    "<<": "lshift",
+    ">>": "rshift",
+    "|": "or",
+    "&": "and",
+    "^": "xor",
+    "@": "matmul",
+}
+_CONSTANTS = frozenset(
+    {"integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis", "comparison_operator"}
+)
+_TRANSPARENT = frozenset({"parenthesized_expression", "await", "named_expression"})
+_SEQUENCES = frozenset({"tuple", "list", "expression_list", "pattern_list", "tuple_pattern", "list_pattern", "set"})
+
+
+def text(node: Any) -> str:
+    """The node's source on one line, cut to TEXT_LIMIT."""
+    raw: bytes = node.text
+    return " ".join(raw.decode("utf-8", "replace").split())[:TEXT_LIMIT]
+
+
+def expr(node: Any) -> Expr:
+    """Reduce an expression; unknown shapes keep their sub-expressions as operands."""
+    reduced = _reduce(node)
+    if reduced.kind in ("attr", "call", "name", "subscript"):
+        return replace(reduced, line=node.start_point[0] + 1)
+    return reduced
+
+
+def _reduce(node: Any) -> Expr:
+    kind = node.type
+    while kind in _TRANSPARENT:
+        inner = node.child_by_field_name("value") if kind == "named_expression" else _first_named(node)
+        if inner is None:
+            break
+        node, kind = inner, inner.type
+    source = text(node)
+    if kind == "identifier":
+        return Expr("name", source, source)
+    if kind == "attribute":
+        return Expr(
+            "attr", source, text(node.child_by_field_name("attribute")), expr(node.child_by_field_name("object"))
+        )
+    if kind == "call":
+        return _call(node, source)
+    if kind in _CONSTANTS:
+        return Expr("const", source, source)
+    if kind == "binary_operator":
+        operator = node.child_by_field_name("operator")
+        name = _BINARY.get(text(operator), "op") if operator is not None else "op"
+        return Expr(
+            "op", source, name, args=(expr(node.child_by_field_name("left")), expr(node.child_by_field_name("right")))
+        )
+    if kind == "boolean_operator":
+        operator = node.child_by_field_name("operator")
+        name = text(operator) if operator is not None else "or"
+        return Expr(
+            "op", source, name, args=(expr(node.child_by_field_name("left")), expr(node.child_by_field_name("right")))
+        )
+    if kind == "conditional_expression":
+        parts = node.named_children
+        return (
+            Expr("op", source, "ifexp", args=(expr(parts[0]), expr(parts[2])))
+            if len(parts) == 3
+            else _other(node, source)
+        )
+    if kind == "subscript":
+        index = tuple(expr(n) for n in node.children_by_field_name("subscript"))
+        return Expr("subscript", source, "", expr(node.child_by_field_name("value")), index)
+    if kind in _SEQUENCES:
+        return Expr("tuple", source, "", args=tuple(_element(n) for n in node.named_children if n.type != "comment"))
+    if kind in ("list_splat", "dictionary_splat", "list_splat_pattern"):
+        inner = _first_named(node)
+        return Expr("starred", source, "", expr(inner) if inner is not None else None)
+    return _other(node, source)
+
+
+def _first_named(node: Any) -> Any:
+    children = [c for c in node.named_children if c.type != "comment"]
+    return children[0] if children else None
+
+
+def _element(node: Any) -> Expr:
+    return expr(node)
+
+
+def _call(node: Any, source: str) -> Expr:
+    args: list[Expr] = []
+    keywords: list[tuple[str, Expr]] = []
+    arguments = node.child_by_field_name("arguments")
+    if arguments is not None and arguments.type == "argument_list":
+        for child in arguments.named_children:
+            if child.type == "keyword_argument":
+                keywords.append((text(child.child_by_field_name("name")), expr(child.child_by_field_name("value"))))
+            elif child.type == "dictionary_splat":
+                inner = _first_named(child)
+                keywords.append(("**", expr(inner) if inner is not None else Expr("other", "", "")))
+            elif child.type != "comment":
+                args.append(expr(child))
+    elif arguments is not None:  # a generator expression as the only argument
+        args.append(expr(arguments))
+    return Expr("call", source, "", expr(node.child_by_field_name("function")), tuple(args), tuple(keywords))
+
+
+def _other(node: Any, source: str) -> Expr:
+    """Any other expression: its operands, lambdas and comparisons left out (they yield no data)."""
+    operands: list[Expr] = []
+    stack = list(reversed(node.named_children))
+    while stack and len(operands) < _MAX_OPERANDS:
+        child = stack.pop()
+        if child.type in ("lambda", "comment", "comparison_operator", "not_operator"):
+            continue
+        if child.type in ("for_in_clause", "if_clause", "pair", "keyword_argument", "argument_list"):
+            stack.extend(reversed(child.named_children))
+            continue
+        operands.append(expr(child))
+    return Expr("other", source, node.type, args=tuple(operands))

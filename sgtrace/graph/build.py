@@ -1,0 +1,119 @@
+"""Build the graph of one attribute: seed it with the attribute's writes and reads, then slice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import partial
+
+from sgtrace.graph.points import Edge, Point, Scope, scope_of
+from sgtrace.graph.slicer import Slicer
+from sgtrace.model import Site
+from sgtrace.project import Project
+from sgtrace.records import Expr
+
+#: Node attribute marking the writes and reads of the traced attribute itself.
+SEED = "seed"
+
+
+def build(
+    project: Project,
+    attribute: str,
+    writes: Iterable[Site],
+    reads: Iterable[Site],
+    limit: int = 2000,
+    knob_receivers: tuple[str, ...] = ("server_args",),
+) -> Slicer:
+    """The slicer, run: backward from every write of *attribute*, forward to its reads."""
+    slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit)
+    modules = {source.path: name for name, source in project.files.items()}
+    for site in writes:
+        for point in _seed_write(slicer, project, modules, attribute, site):
+            slicer.graph.nodes[point][SEED] = "write"
+    slicer.run()
+    for site in reads:
+        for point in _seed_read(slicer, project, modules, attribute, site):
+            slicer.graph.nodes[point][SEED] = "read"
+    slicer.run()
+    return slicer
+
+
+def _scope(project: Project, modules: dict[str, str], site: Site) -> Scope | None:
+    module = project.module(modules.get(site.path, ""))
+    if module is None or site.function is None:
+        return None
+    for function in module.outline.functions:
+        if function.qualname == site.function:
+            return scope_of(module, function)
+    return None
+
+
+def _seed_write(slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, site: Site) -> list[Point]:
+    if site.kind == "field":
+        return _seed_field(slicer, project, modules, attribute, site)
+    scope = _scope(project, modules, site)
+    if scope is None:
+        return []
+    found = []
+    for assignment in project.body(scope.module, scope.function).assignments:
+        target = assignment.target
+        if target.kind == "attr" and target.name == attribute and target.line == site.line:
+            found.append(slicer.seed_assignment(scope, assignment))
+    return found
+
+
+def _seed_field(slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, site: Site) -> list[Point]:
+    module = project.module(modules.get(site.path, ""))
+    definition = project.class_def(site.owner) if site.owner else None
+    if module is None or definition is None or site.owner is None:
+        return []
+    for field in definition[1].fields:
+        if field.name == attribute and field.line == site.line:
+            point = slicer.field_point(module, site.owner, field.name, field.line)
+            slicer.schedule(point, partial(slicer.field_sources, module, site.owner, field))
+            return [point]
+    return []
+
+
+def _seed_read(slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, site: Site) -> list[Point]:
+    scope = _scope(project, modules, site)
+    if scope is None:
+        return []
+    body = project.body(scope.module, scope.function)
+    code = " ".join(site.code.split())
+    found = []
+    candidates = [c for c in _attribute_exprs(body, attribute) if c.base is not None and c.text in code]
+    candidates.sort(key=lambda c: c.line != site.line)  # the one on the read's own line first
+    for candidate in candidates:
+        assert candidate.base is not None
+        owners = slicer.types.of(candidate.base, scope, site.line)
+        point = slicer.node(
+            Point("read", candidate.text, scope.path, candidate.line or site.line),
+            function=scope.function.qualname,
+            owner=scope.cls,
+        )
+        if owners:
+            slicer.slots(owners, attribute, point)
+        else:
+            slicer.edge(Point("unknown", f"?.{attribute}", "", 0), point, Edge("read", approximate=True))
+        found.append(point)
+        break
+    return found
+
+
+def _attribute_exprs(body: object, attribute: str) -> Iterator[Expr]:
+    from sgtrace.records import Body
+
+    assert isinstance(body, Body)
+    roots: list[Expr] = (
+        [a.value for a in body.assignments] + [r.value for r in body.returns] + [c.call for c in body.calls]
+    )
+    roots += [a.target.base for a in body.assignments if a.target.base is not None]
+    stack = list(roots)
+    while stack:
+        current = stack.pop()
+        if current.kind == "attr" and current.name == attribute:
+            yield current
+        if current.base is not None:
+            stack.append(current.base)
+        stack.extend(current.args)
+        stack.extend(v for _, v in current.keywords)

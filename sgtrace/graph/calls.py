@@ -1,0 +1,86 @@
+"""Where a parameter's value comes from: its default, and the arguments of the calls that reach it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from sgtrace.graph.points import Edge, Point, Scope, scope_of
+from sgtrace.project import Module, call_pattern, contains
+from sgtrace.records import CallSite, Expr, Function, Param
+
+if TYPE_CHECKING:
+    from sgtrace.graph.slicer import Slicer
+
+#: How many modules mentioning a callee's name are searched for its calls.
+MAX_CALLER_MODULES = 300
+
+
+def feed_parameter(slicer: Slicer, scope: Scope, param: Param, index: int, target: Point) -> None:
+    """Feed a parameter node from its default and from each call's matching argument."""
+    if param.default:
+        point = Point("const", " ".join(param.default.split()), scope.path, scope.function.line)
+        slicer.edge(point, target, Edge("default"))
+    bound = scope.self_name is not None or scope.function.qualname.endswith("__init__")
+    if scope.caller is not None:  # entered from one call on the way back: only its argument counts
+        caller, call, line = scope.caller
+        argument = _argument(call, param, index - (1 if bound else 0))
+        if argument is not None:
+            slicer.feed(argument, caller, line, target, "param")
+        return
+    for caller, site in call_sites(slicer, scope):
+        argument = _argument(site.call, param, index - (1 if bound else 0))
+        if argument is not None:
+            slicer.feed(argument, caller, site.line, target, "param")
+
+
+def call_sites(slicer: Slicer, scope: Scope) -> list[tuple[Scope, CallSite]]:
+    """Every call in the tree (tests left out) that may run the function of *scope*; remembered."""
+    memo = (scope.module.source.module, scope.function.qualname)
+    if memo not in slicer.call_sites:
+        short = scope.function.qualname.rsplit(".", 1)[-1]
+        names = [scope.cls.rsplit(".", 1)[-1]] if short == "__init__" and scope.cls else [short]
+        found = []
+        for caller, site in _call_sites(slicer, names):
+            callees = slicer.types.callees(site.call, caller, site.line)
+            if any(m.source.module == memo[0] and f.qualname == memo[1] for m, f in callees):
+                found.append((caller, site))
+        slicer.call_sites[memo] = found
+    return slicer.call_sites[memo]
+
+
+def _call_sites(slicer: Slicer, names: list[str]) -> Iterator[tuple[Scope, CallSite]]:
+    """Calls whose callee is spelled with one of *names*, in functions that mention it."""
+    project = slicer.project
+    for name in names:
+        for module_name in project.callers_of(name)[:MAX_CALLER_MODULES]:
+            module = project.module(module_name)
+            if module is None:
+                continue
+            for function in functions_matching(module, call_pattern(name)):
+                caller = scope_of(module, function)
+                for site in project.body(module, function).calls:
+                    callee = site.call.base
+                    if callee is not None and callee.text.rsplit(".", 1)[-1] == name:
+                        yield caller, site
+
+
+def functions_matching(module: Module, pattern: str) -> Iterator[Function]:
+    """The module's functions whose source matches *pattern*."""
+    if not module.matches(pattern):
+        return
+    for function in module.outline.functions:
+        if contains(module, function, pattern):
+            yield function
+
+
+def _argument(call: Expr, param: Param, position: int) -> Expr | None:
+    """The argument a call passes for *param* (at *position* among the positional ones)."""
+    for keyword, value in call.keywords:
+        if keyword == param.name:
+            return value
+    if param.kind == "positional" and 0 <= position < len(call.args):
+        argument = call.args[position]
+        if argument.kind != "starred" and not any(a.kind == "starred" for a in call.args[:position]):
+            return argument
+    return None

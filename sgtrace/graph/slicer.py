@@ -1,0 +1,417 @@
+"""The data-flow graph: backward from the writes of an attribute to their sources.
+
+A worklist of points. Expanding a point reads what feeds it -- the value of an
+assignment, the callers of a parameter, the return statements of a callee,
+the writes of an attribute in the classes a receiver may be -- adds those as
+nodes with an edge, and queues them in turn. Knobs, environment variables,
+constants, calls outside the tree and reads of unknown receivers end a path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+
+import networkx as nx
+
+from sgtrace.graph.points import Edge, Point, Scope, scope_of
+from sgtrace.graph.types import Types
+from sgtrace.project import Module, Project, contains, write_pattern
+from sgtrace.records import Assignment, CallSite, Expr, Field, Function, Param
+
+#: Calls that pass their arguments' value through.
+_PASS_THROUGH = frozenset({"int", "float", "round", "abs", "math.floor", "math.ceil", "math.trunc", "max", "min"})
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+_STRING = re.compile(r"""^[rRuU]?(['"])(.*)\1$""")
+
+
+class Slicer:
+    """Builds the graph; call :meth:`run` after seeding."""
+
+    def __init__(self, project: Project, knob_receivers: tuple[str, ...] = ("server_args",), limit: int = 4000):
+        self.project = project
+        self.types = Types(project)
+        self.knob_receivers = knob_receivers
+        self.limit = limit
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self._todo: deque[Callable[[], None]] = deque()
+        self._scheduled: set[tuple[Point, str]] = set()
+        self.truncated = False
+        #: (module, qualname) -> the calls that may run that function (see :mod:`calls`).
+        self.call_sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
+
+    # -- graph bookkeeping ---------------------------------------------------
+
+    def node(self, point: Point, **attributes: object) -> Point:
+        """Add *point* with its standard attributes (path, line, kind, label) and any others."""
+        if point not in self.graph:
+            self.graph.add_node(point, path=point.path, line=point.line, kind=point.kind, label=point.label)
+        if attributes:
+            self.graph.nodes[point].update({k: v for k, v in attributes.items() if v is not None})
+        return point
+
+    def edge(
+        self,
+        source: Point,
+        target: Point,
+        edge: Edge,
+        expand: Callable[[], None] | None = None,
+        context: str = "",
+    ) -> None:
+        """Link *source* -> *target*, and queue the expansion of *source* once per calling context."""
+        self.node(source)
+        self.node(target)
+        if not self.graph.has_edge(source, target):
+            self.graph.add_edge(source, target, op=edge.op, approximate=edge.approximate)
+        if expand is not None and (source, context) not in self._scheduled:
+            self._scheduled.add((source, context))
+            self._todo.append(expand)
+
+    def schedule(self, point: Point, expand: Callable[[], None], context: str = "") -> None:
+        """Queue the expansion of *point* (once per context) without adding an edge."""
+        self.node(point)
+        if (point, context) not in self._scheduled:
+            self._scheduled.add((point, context))
+            self._todo.append(expand)
+
+    def run(self) -> nx.DiGraph:
+        """Expand queued points until none is left (or the node limit is reached)."""
+        while self._todo:
+            if len(self.graph) >= self.limit:
+                self.truncated = True
+                break
+            self._todo.popleft()()
+        return self.graph
+
+    # -- seeds ---------------------------------------------------------------
+
+    def seed_assignment(self, scope: Scope, assignment: Assignment) -> Point:
+        """A write or local from an assignment, queued for expansion."""
+        point = self.assignment_point(scope, assignment)
+        self.schedule(point, self._expander(scope, assignment, point), scope.context)
+        return point
+
+    def assignment_point(self, scope: Scope, assignment: Assignment) -> Point:
+        """The node an assignment's target is."""
+        target = assignment.target
+        if target.kind == "name":
+            point = Point("local", f"{scope.function.qualname}.{target.name}", scope.path, target.line)
+        else:
+            point = Point("write", self._attribute_label(scope, target.base, target.name), scope.path, target.line)
+        return self.node(
+            point,
+            code=assignment.code,
+            function=scope.function.qualname,
+            owner=scope.cls,
+            guard=list(assignment.guard),
+        )
+
+    def _attribute_label(self, scope: Scope, base: Expr | None, name: str) -> str:
+        if base is not None and base.kind == "name" and base.name == scope.self_name and scope.cls:
+            return f"{scope.cls.rsplit('.', 1)[-1]}.{name}"
+        return f"{base.text if base else '?'}.{name}"
+
+    def expand_assignment(self, scope: Scope, assignment: Assignment, point: Point) -> None:
+        """Feed an assignment's target from its value."""
+        op = assignment.op if assignment.op not in ("copy",) else "copy"
+        self.feed(assignment.value, scope, assignment.line, point, op, assignment.target.path)
+
+    # -- what feeds an expression ------------------------------------------------
+
+    def feed(self, value: Expr, scope: Scope, line: int, target: Point, op: str, path: tuple[int, ...] = ()) -> None:
+        """Add edges into *target* from everything *value* reads."""
+        if path:
+            self._feed_element(value, scope, line, target, path)
+            return
+        handler = _HANDLERS.get(value.kind)
+        if handler is not None:
+            handler(self, value, scope, line, target, op)
+        else:
+            for operand in (*value.args, *(v for _, v in value.keywords)):
+                self.feed(operand, scope, line, target, op)
+
+    def _feed_element(self, value: Expr, scope: Scope, line: int, target: Point, path: tuple[int, ...]) -> None:
+        index, rest = path[0], path[1:]
+        op = f"unpack[{index}]"
+        if value.kind == "tuple" and index < len(value.args) and value.args[index].kind != "starred":
+            self.feed(value.args[index], scope, line, target, op if not rest else "copy", rest)
+            return
+        if value.kind == "call":
+            callees = self.types.callees(value, scope, line)
+            if callees:
+                for module, function in callees:
+                    self._returns_into(module, function, target, op, path, (scope, value, line))
+                return
+        self.feed(value, scope, line, target, op)
+        for _, _, data in self.graph.in_edges(target, data=True):
+            data["approximate"] = True
+
+    def _returns_into(
+        self,
+        module: Module,
+        function: Function,
+        target: Point,
+        op: str,
+        path: tuple[int, ...],
+        caller: tuple[Scope, Expr, int] | None = None,
+    ) -> None:
+        inner = scope_of(module, function)
+        if caller is not None:
+            inner = inner.entered(*caller)
+        suffix = "".join(f"[{i}]" for i in path)
+        for ret in self.project.body(module, function).returns:
+            point = Point("return", f"{function.qualname}(){suffix}", module.source.path, ret.line)
+            self.node(point, function=function.qualname, owner=inner.cls, guard=list(ret.guard), code=ret.value.text)
+            self.edge(
+                point,
+                target,
+                Edge(op),
+                partial(self.feed, ret.value, inner, ret.line, point, "copy", path),
+                inner.context,
+            )
+
+    def feed_const(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        self.edge(Point("const", value.text, scope.path, line), target, Edge(op))
+
+    def feed_name(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        definitions = _reaching(self.project.body(scope.module, scope.function).assignments, value.name, line)
+        for assignment in definitions:
+            self.edge(
+                self.assignment_point(scope, assignment),
+                target,
+                Edge(op),
+                self._expander(scope, assignment, self.assignment_point(scope, assignment)),
+                scope.context,
+            )
+        if definitions:
+            return
+        for index, param in enumerate(scope.function.params):
+            if param.name == value.name:
+                point = Point("param", f"{scope.function.qualname}({param.name})", scope.path, scope.function.line)
+                self.node(point, function=scope.function.qualname, owner=scope.cls)
+                self.edge(point, target, Edge(op), partial(self.callers, scope, param, index, point), scope.context)
+                return
+        qualified = self.project.resolve(scope.module.source.module, value.name)
+        self.edge(Point("global", qualified, "", 0), target, Edge(op))
+
+    def feed_attr(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        assert value.base is not None
+        if self._is_knob_receiver(value.base):
+            self.edge(Point("knob", f"{self.knob_receivers[0]}.{value.name}", "", 0), target, Edge(op))
+            return
+        if _is_accessor_call(value.base, scope):
+            self.edge(Point("knob", value.text, "", 0), target, Edge(op))
+            return
+        if _ENV_NAME.match(value.name) and "env" in value.base.text.lower():
+            self.edge(Point("env", value.name, "", 0), target, Edge(op))
+            return
+        owners = self.types.of(value.base, scope, line)
+        if not owners:
+            resolved = self.project.resolve(scope.module.source.module, value.base.text)
+            if value.base.kind == "name" and resolved != value.base.text:  # a module or an imported name
+                self.edge(Point("global", f"{resolved}.{value.name}", "", 0), target, Edge(op))
+                return
+            point = self.node(
+                Point("unknown", value.text, scope.path, value.line or line), function=scope.function.qualname
+            )
+            self.edge(point, target, Edge(op, approximate=True))
+            return
+        point = self.node(
+            Point("read", value.text, scope.path, value.line or line), function=scope.function.qualname, owner=scope.cls
+        )
+        self.edge(point, target, Edge(op), lambda: self.slots(owners, value.name, point), scope.context)
+
+    def feed_call(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        assert value.base is not None
+        name = value.base.text
+        if name in ("min", "max"):
+            for arg in value.args:
+                self.feed(arg, scope, line, target, name if op == "copy" else op)
+            return
+        env = self._env_read(value)
+        if env is not None:
+            self.edge(Point("env", env, "", 0), target, Edge(op))
+            return
+        if name in _PASS_THROUGH:
+            for arg in value.args:
+                self.feed(arg, scope, line, target, op)
+            return
+        if self._is_knob_receiver(value.base):
+            self.edge(Point("knob", f"{name}()", "", 0), target, Edge(op))
+            return
+        if self.types.class_refs(value.base, scope, line):
+            self.edge(Point("call", f"{name}(...)", scope.path, value.line or line), target, Edge(op))
+            return
+        callees = self.types.callees(value, scope, line)
+        for module, function in callees:
+            self._returns_into(module, function, target, "return" if op == "copy" else op, (), (scope, value, line))
+        if callees:
+            return
+        point = self.node(
+            Point("call", f"{name}(...)", scope.path, value.line or line), function=scope.function.qualname
+        )
+        self.edge(point, target, Edge(op), lambda: self._external_arguments(value, scope, line, point), scope.context)
+
+    def _external_arguments(self, value: Expr, scope: Scope, line: int, point: Point) -> None:
+        """Data may pass through a call outside the tree: its receiver and arguments feed it."""
+        assert value.base is not None
+        if value.base.kind == "attr" and value.base.base is not None:
+            receiver = value.base.base
+            if receiver.kind in ("name", "attr", "call") and receiver.text not in self.project.files:
+                resolved = self.project.resolve(scope.module.source.module, receiver.text)
+                if resolved == receiver.text and receiver.kind == "name":
+                    self.feed(receiver, scope, line, point, "call")
+        for arg in value.args:  # keywords of outside calls are options (dtype=, device=), not data
+            self.feed(arg, scope, line, point, "arg")
+
+    def feed_subscript(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        assert value.base is not None
+        if value.base.text.endswith("environ") and value.args:
+            literal = _literal(value.args[0])
+            if literal:
+                self.edge(Point("env", literal, "", 0), target, Edge(op))
+                return
+        self.feed(value.base, scope, line, target, "subscript" if op == "copy" else op)
+
+    def feed_op(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        for operand in value.args:
+            self.feed(operand, scope, line, target, value.name if op == "copy" else op)
+
+    def feed_tuple(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        for element in value.args:
+            self.feed(element, scope, line, target, op)
+
+    def feed_starred(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        if value.base is not None:
+            self.feed(value.base, scope, line, target, op)
+
+    # -- knobs and environment -----------------------------------------------------
+
+    def _is_knob_receiver(self, value: Expr) -> bool:
+        text = value.text.removesuffix("()")
+        last = text.rsplit(".", 1)[-1]
+        return any(last == k or last.endswith(f"_{k}") or last == f"get_{k}" for k in self.knob_receivers) or any(
+            last.startswith("get_") and last.endswith(k) for k in self.knob_receivers
+        )
+
+    def _env_read(self, call: Expr) -> str | None:
+        """``os.getenv("X")``, ``os.environ.get("X")``, ``get_int_env_var("X")``, ``envs.X.get()``."""
+        assert call.base is not None
+        name = call.base.text
+        if "env" in name.lower() and call.args:
+            literal = _literal(call.args[0])
+            if literal and _ENV_NAME.match(literal):
+                return literal
+        if call.base.kind == "attr" and call.base.base is not None:
+            receiver = call.base.base
+            if receiver.kind == "attr" and _ENV_NAME.match(receiver.name) and "env" in receiver.text.lower():
+                return receiver.name
+        return None
+
+    # -- attribute slots ---------------------------------------------------------
+
+    def slots(self, owners: frozenset[str], name: str, target: Point) -> None:
+        """Feed a read of ``obj.name`` (obj one of *owners*) from every class in their MROs."""
+        classes: dict[str, None] = {}
+        for owner in sorted(owners):
+            for klass in self.project.mro(owner):
+                classes.setdefault(klass, None)
+        for klass in classes:
+            self._slot(klass, name, target)
+
+    def _slot(self, klass: str, name: str, target: Point) -> None:
+        definition = self.project.class_def(klass)
+        if definition is None:
+            return
+        module, cls = definition
+        for field in cls.fields:
+            if field.name == name:
+                point = self.field_point(module, klass, field.name, field.line)
+                self.edge(point, target, Edge("field"), partial(self.field_sources, module, klass, field))
+        writes = write_pattern(name)
+        for method_module, method in self.project.methods(klass):
+            if method.qualname.rsplit(".", 1)[-1] == name and "property" in method.decorators:
+                self._returns_into(method_module, method, target, "property", ())
+                continue
+            if not contains(method_module, method, writes):
+                continue
+            scope = scope_of(method_module, method)
+            for assignment in self.project.body(method_module, method).assignments:
+                written = assignment.target
+                if written.kind == "attr" and written.name == name and _is_self(written.base, scope):
+                    point = self.assignment_point(scope, assignment)
+                    self.edge(point, target, Edge("copy"), self._expander(scope, assignment, point))
+
+    def _expander(self, scope: Scope, assignment: Assignment, point: Point) -> Callable[[], None]:
+        return lambda: self.expand_assignment(scope, assignment, point)
+
+    def field_point(self, module: Module, klass: str, name: str, line: int) -> Point:
+        """The node of a class-body field."""
+        point = Point("field", f"{klass.rsplit('.', 1)[-1]}.{name}", module.source.path, line)
+        return self.node(point, owner=klass)
+
+    def field_sources(self, module: Module, klass: str, field: Field) -> None:
+        """A field is fed by its default and by constructor / replace() arguments (see :mod:`fields`)."""
+        from sgtrace.graph.fields import feed_field
+
+        feed_field(self, module, klass, field)
+
+    # -- parameters ----------------------------------------------------------------
+
+    def callers(self, scope: Scope, param: Param, index: int, target: Point) -> None:
+        """Feed a parameter from its default and from the arguments of every call that reaches it."""
+        from sgtrace.graph.calls import feed_parameter
+
+        feed_parameter(self, scope, param, index, target)
+
+
+def _is_accessor_call(value: Expr, scope: Scope) -> bool:
+    """``get_schedule()``: a call, without arguments, of a module-level function named ``get_*``.
+
+    Such accessors hand out process-wide configuration; what they return is a
+    knob, whatever object carries it.
+    """
+    if value.kind != "call" or value.args or value.keywords or value.base is None:
+        return False
+    return value.base.kind == "name" and value.base.name.startswith("get_")
+
+
+def _is_self(base: Expr | None, scope: Scope) -> bool:
+    return base is not None and base.kind == "name" and base.name == scope.self_name
+
+
+def _literal(value: Expr) -> str | None:
+    if value.kind != "const":
+        return None
+    match = _STRING.match(value.text)
+    return match.group(2) if match else None
+
+
+def _reaching(assignments: tuple[Assignment, ...], name: str, line: int) -> list[Assignment]:
+    """Assignments to local *name* that may reach *line*: from the last one dominating it, onwards.
+
+    "Dominating" is approximated by guards: an earlier assignment whose guard is
+    a prefix of a later one's is overwritten by it on that path.
+    """
+    earlier = [a for a in assignments if a.target.kind == "name" and a.target.name == name and a.line < line]
+    if not earlier:
+        return []
+    last_unconditional = 0
+    for position, assignment in enumerate(earlier):
+        if not assignment.guard:
+            last_unconditional = position
+    return earlier[last_unconditional:]
+
+
+_HANDLERS: dict[str, Callable[[Slicer, Expr, Scope, int, Point, str], None]] = {
+    "const": Slicer.feed_const,
+    "name": Slicer.feed_name,
+    "attr": Slicer.feed_attr,
+    "call": Slicer.feed_call,
+    "subscript": Slicer.feed_subscript,
+    "op": Slicer.feed_op,
+    "tuple": Slicer.feed_tuple,
+    "starred": Slicer.feed_starred,
+}

@@ -1,0 +1,390 @@
+"""Stage 3 (index): a lazy index of a whole tree -- modules, imports, classes, MRO, functions.
+
+Nothing is parsed up front. Discovery lists the files; a file is parsed
+(tree-sitter, for its outline) the first time a question needs it, and a
+function body (libcst) the first time a slice reaches it. Questions that
+need the whole tree, such as "which classes inherit from this mixin?", first
+narrow it with a byte search for the name.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from sgtrace.body import read_body
+from sgtrace.cache import JsonCache, key
+from sgtrace.codec import from_json, to_json
+from sgtrace.discover import walk
+from sgtrace.identifiers import build_identifier_index, tree_digest
+from sgtrace.model import FileError, SourceFile
+from sgtrace.outline import outline
+from sgtrace.parse import decode, parse, parse_tree
+from sgtrace.records import Body, ClassDef, Function, Outline
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A module of the tree and what it defines."""
+
+    #: Its file.
+    source: SourceFile
+    #: Its outline.
+    outline: Outline
+    #: Its UTF-8 text (tree-sitter byte ranges refer to it).
+    data: bytes
+    #: pattern -> sorted offsets where it matches (filled on demand).
+    found: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+
+    def matches(self, pattern: str) -> list[int]:
+        """Sorted start offsets of *pattern* in the text (searched once per pattern)."""
+        if pattern not in self.found:
+            self.found[pattern] = [m.start() for m in compiled(pattern).finditer(self.data)]
+        return self.found[pattern]
+
+
+def write_pattern(name: str) -> str:
+    """Regex for a place that may write ``.name``: ``.name =``, ``.name += ``, ``.name: T =``, ``.name,``."""
+    operators = r"(?:[-+*/%&|^@]|//|\*\*|<<|>>)?"
+    return rf"\.{re.escape(name)}\b\s*(?:[,)\]]|(?::[^=\n]*)?{operators}=(?!=))"
+
+
+def call_pattern(name: str) -> str:
+    """Regex for a place that may call *name*: ``name(`` or ``.name(``."""
+    return rf"\b{re.escape(name)}\s*\("
+
+
+@lru_cache(maxsize=4096)
+def compiled(pattern: str) -> re.Pattern[bytes]:
+    """A byte regex, compiled once."""
+    return re.compile(pattern.encode("utf-8"))
+
+
+def contains(module: Module, function: Function, pattern: str) -> bool:
+    """Whether the function's source matches *pattern* (a cheap filter before reading its body)."""
+    positions = module.matches(pattern)
+    index = bisect.bisect_left(positions, function.start)
+    return index < len(positions) and positions[index] < function.end
+
+
+class Project:
+    """The tree under one root, indexed on demand."""
+
+    def __init__(self, root: str, cache: JsonCache | None = None) -> None:
+        self.root = root
+        self.cache = cache or JsonCache(None)
+        self.errors: list[FileError] = []
+        self.files: dict[str, SourceFile] = {}
+        for item in walk(root):
+            if isinstance(item, FileError):
+                self.errors.append(item)
+            else:
+                self.files.setdefault(item.module, item)
+        self._raw: dict[str, bytes | None] = {}
+        self._modules: dict[str, Module | None] = {}
+        self._bodies: dict[tuple[str, str], Body] = {}
+        self._mentions: dict[str, tuple[str, ...]] = {}
+        self._subclasses: dict[str, frozenset[str]] = {}
+        self._trees: dict[str, Any] = {}
+        self._callers: dict[str, tuple[str, ...]] = {}
+        self._methods: dict[str, tuple[tuple[Module, Function], ...]] = {}
+        self._identifiers: dict[str, tuple[str, ...]] | None = None
+        self._tree_key: str | None = None
+
+    # -- files and modules -------------------------------------------------
+
+    def raw(self, module: str) -> bytes | None:
+        """The bytes of a module's file, or None if it cannot be read."""
+        if module not in self._raw:
+            source = self.files.get(module)
+            data = None
+            if source is not None:
+                try:
+                    with open(source.abspath, "rb") as handle:
+                        data = handle.read()
+                except OSError as exc:
+                    self.errors.append(FileError(source.path, 0, f"cannot read file: {exc.strerror}"))
+            self._raw[module] = data
+        return self._raw[module]
+
+    def module(self, name: str) -> Module | None:
+        """A module of the tree, parsed for its outline on first use; None if not in the tree."""
+        if name not in self._modules:
+            self._modules[name] = self._load(name)
+        return self._modules[name]
+
+    def _load(self, name: str) -> Module | None:
+        data = self.raw(name)
+        if data is None:
+            return None
+        source = self.files[name]
+        entry = key(data, "outline")
+        cached = self.cache.get(entry)
+        if cached is not None:
+            try:
+                error = from_json(cached["error"], FileError) if cached["error"] else None
+                module = Module(source, from_json(cached["outline"], Outline), cached_text(data))
+            except (KeyError, TypeError, ValueError, UnicodeError, SyntaxError, LookupError):
+                module = None
+            if module is not None:
+                if error is not None:
+                    self.errors.append(FileError(source.path, error.line, error.message))
+                return module
+        parsed = parse(source.path, data)
+        if isinstance(parsed, FileError):
+            self.errors.append(parsed)
+            return None
+        if parsed.error is not None:
+            self.errors.append(parsed.error)
+        self._trees[name] = parsed.tree
+        result = outline(parsed.tree)
+        self.cache.put(entry, {"outline": to_json(result), "error": to_json(parsed.error)})
+        return Module(source, result, parsed.data)
+
+    def mentioning(self, name: str) -> tuple[str, ...]:
+        """Modules whose bytes contain *name* (a cheap superset of those that use it)."""
+        return self.matching(re.escape(name))
+
+    def matching(self, pattern: str) -> tuple[str, ...]:
+        """Modules whose bytes match the regular expression *pattern* (searched once, remembered).
+
+        The longest identifier in the pattern narrows the search to the modules
+        that contain it, by the identifier index.
+        """
+        if pattern not in self._mentions:
+            regex = compiled(pattern)
+            literal = _literal_prefix(pattern)
+            candidates = self.identifiers().get(literal, ()) if literal else tuple(self.files)
+            found = []
+            for module in candidates:
+                data = self.raw(module)
+                if data is not None and regex.search(data):
+                    found.append(module)
+            self._mentions[pattern] = tuple(sorted(found))
+        return self._mentions[pattern]
+
+    def tree_key(self) -> str:
+        """A hex digest of the whole tree's content (module names and bytes)."""
+        if self._tree_key is None:
+            self._tree_key = tree_digest([(m, self.raw(m) or b"") for m in sorted(self.files)]).hex()
+        return self._tree_key
+
+    def identifiers(self) -> dict[str, tuple[str, ...]]:
+        """Identifier -> modules that contain it, for the whole tree (built once, cached on disk)."""
+        if self._identifiers is None:
+            contents = [(m, self.raw(m) or b"") for m in sorted(self.files)]
+            self._identifiers = build_identifier_index(contents, self.cache)
+        return self._identifiers
+
+    def callers_of(self, name: str) -> tuple[str, ...]:
+        """Modules that may call *name* (``name(`` or ``.name(``), tests left out."""
+        pattern = call_pattern(name)
+        if pattern not in self._callers:
+            self._callers[pattern] = tuple(m for m in self.matching(pattern) if not is_test_module(m))
+        return self._callers[pattern]
+
+    # -- definitions ---------------------------------------------------------
+
+    def split(self, qualified: str) -> tuple[str, str] | None:
+        """(module, qualname) of a qualified name defined in the tree, by the longest module prefix."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in self.files:
+                return module, ".".join(parts[cut:])
+        return None
+
+    def class_def(self, qualified: str) -> tuple[Module, ClassDef] | None:
+        """The class of that qualified name, if the tree defines it."""
+        where = self.split(qualified)
+        loaded = self.module(where[0]) if where else None
+        if loaded is None or where is None:
+            return None
+        for cls in loaded.outline.classes:
+            if cls.qualname == where[1]:
+                return loaded, cls
+        return None
+
+    def function(self, qualified: str) -> tuple[Module, Function] | None:
+        """The function or method of that qualified name, if the tree defines it."""
+        where = self.split(qualified)
+        loaded = self.module(where[0]) if where else None
+        if loaded is None or where is None:
+            return None
+        for function in loaded.outline.functions:
+            if function.qualname == where[1]:
+                return loaded, function
+        return None
+
+    def methods(self, cls: str) -> tuple[tuple[Module, Function], ...]:
+        """The methods a class defines itself."""
+        if cls not in self._methods:
+            found = self.class_def(cls)
+            methods: list[tuple[Module, Function]] = []
+            if found is not None:
+                module, definition = found
+                prefix = f"{definition.qualname}."
+                for function in module.outline.functions:
+                    rest = function.qualname[len(prefix) :]
+                    if function.qualname.startswith(prefix) and "." not in rest:
+                        methods.append((module, function))
+            self._methods[cls] = tuple(methods)
+        return self._methods[cls]
+
+    def body(self, module: Module, function: Function) -> Body:
+        """How values flow in one function, read on first use from the module's tree."""
+        memo = (module.source.module, function.qualname)
+        if memo not in self._bodies:
+            node = self._tree(module).root_node.descendant_for_byte_range(function.start, function.end)
+            while node is not None and node.type == "decorated_definition":
+                node = node.child_by_field_name("definition")
+            self._bodies[memo] = read_body(node) if node is not None else Body((), (), (), "not found")
+        return self._bodies[memo]
+
+    def _tree(self, module: Module) -> Any:
+        """The module's tree-sitter tree (a few are kept; parsing again costs milliseconds)."""
+        name = module.source.module
+        tree = self._trees.pop(name, None)
+        if tree is None:
+            tree = parse_tree(module.data)
+        self._trees[name] = tree
+        while len(self._trees) > 256:
+            self._trees.pop(next(iter(self._trees)))
+        return tree
+
+    # -- names ---------------------------------------------------------------
+
+    def resolve(self, module: str, dotted: str, depth: int = 0) -> str:
+        """The qualified name that *dotted* means inside *module* (external names keep their spelling)."""
+        head, _, rest = dotted.partition(".")
+        loaded = self.module(module)
+        if loaded is None or head in ("self", "cls") or depth > 8:
+            return dotted
+        target = _defined_here(loaded, head, module)
+        if target is None:
+            imported = [i for i in loaded.outline.imports if i.local == head]
+            if not imported:
+                return dotted
+            target = _absolute(imported[0].target, module, loaded.source.path.endswith("__init__.py"))
+        qualified = f"{target}.{rest}" if rest else target
+        return self._follow_reexport(qualified, depth)
+
+    def _follow_reexport(self, qualified: str, depth: int) -> str:
+        """``pkg.Name`` where ``pkg/__init__.py`` only imports Name: the defining module's name."""
+        if qualified in self.files:
+            return qualified
+        where = self.split(qualified)
+        if where is None:
+            return qualified
+        module, name = where
+        loaded = self.module(module)
+        head = name.split(".")[0]
+        if loaded is None or _defined_here(loaded, head, module) is not None:
+            return qualified
+        if any(i.local == head for i in loaded.outline.imports):
+            return self.resolve(module, name, depth + 1)
+        return qualified
+
+    # -- classes ---------------------------------------------------------------
+
+    def bases(self, cls: str) -> list[str]:
+        """Qualified names of a class's bases."""
+        found = self.class_def(cls)
+        if found is None:
+            return []
+        module, definition = found
+        return [self.resolve(module.source.module, _strip_generic(b)) for b in definition.bases]
+
+    def mro(self, cls: str) -> list[str]:
+        """C3 linearisation, within the tree (external bases end the walk)."""
+        return list(_mro(self, cls))
+
+    def subclasses(self, cls: str) -> frozenset[str]:
+        """Every class in the tree that inherits from *cls*, directly or not."""
+        if cls not in self._subclasses:
+            self._subclasses[cls] = frozenset()  # guards against cycles
+            short = cls.rsplit(".", 1)[-1]
+            direct = set()
+            for module in self.matching(rf"class\s+\w+\s*\([^)]*\b{re.escape(short)}\b"):
+                loaded = self.module(module)
+                if loaded is None:
+                    continue
+                for definition in loaded.outline.classes:
+                    if any(short in b for b in definition.bases):
+                        qualified = f"{module}.{definition.qualname}"
+                        if cls in self.bases(qualified):
+                            direct.add(qualified)
+            found = set(direct)
+            for child in direct:
+                found |= self.subclasses(child)
+            self._subclasses[cls] = frozenset(found)
+        return self._subclasses[cls]
+
+
+def _defined_here(loaded: Module, head: str, module: str) -> str | None:
+    if any(c.qualname == head for c in loaded.outline.classes) or any(
+        f.qualname == head for f in loaded.outline.functions
+    ):
+        return f"{module}.{head}"
+    return None
+
+
+def _absolute(target: str, module: str, is_package: bool) -> str:
+    """Resolve leading dots of a relative import target against *module*."""
+    if not target.startswith("."):
+        return target
+    dots = len(target) - len(target.lstrip("."))
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (dots - 1)] if dots > 1 else package
+    rest = target[dots:]
+    return ".".join([*base, rest] if rest else base)
+
+
+def _strip_generic(base: str) -> str:
+    """``Generic[T]`` -> ``Generic``; ``pkg.Base`` stays."""
+    return base.split("[", 1)[0].strip()
+
+
+def _mro(project: Project, cls: str) -> list[str]:
+    return _c3(project, cls, ())
+
+
+def _c3(project: Project, cls: str, seen: tuple[str, ...]) -> list[str]:
+    if cls in seen or project.class_def(cls) is None:
+        return [cls]
+    bases = project.bases(cls)
+    sequences = [_c3(project, b, (*seen, cls)) for b in bases] + [list(bases)]
+    result = [cls]
+    while any(sequences):
+        for sequence in sequences:
+            if not sequence:
+                continue
+            head = sequence[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:  # inconsistent hierarchy: fall back to depth-first order
+            head = next(s for s in sequences if s)[0]
+        result.append(head)
+        sequences = [s[1:] if s and s[0] == head else [x for x in s if x != head] for s in sequences]
+    return result
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The longest run of plain identifier characters in a regex, for a fast ``in`` test first."""
+    runs = re.findall(
+        r"(?<!\\)[A-Za-z_][A-Za-z0-9_]{2,}", pattern.replace("\\b", " ").replace("\\s", " ").replace("\\w", " ")
+    )
+    return max(runs, key=len) if runs else ""
+
+
+def is_test_module(module: str) -> bool:
+    """Test code calls everything with made-up values; data flow from it is noise."""
+    return any(part in ("test", "tests", "testing") or part.startswith("test_") for part in module.split("."))
+
+
+def cached_text(data: bytes) -> bytes:
+    """The UTF-8 text tree-sitter parsed, without parsing (as :func:`sgtrace.parse.parse` makes it)."""
+    return decode(data).encode("utf-8", "surrogatepass")

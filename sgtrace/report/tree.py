@@ -1,0 +1,84 @@
+"""Text renderer of ``trace``: for each write of the attribute, the tree of what feeds it.
+
+Each node is printed once; a node met again is referred to as "(above)".
+Trees deeper than the depth limit are folded into a count of what lies upstream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from sgtrace.graph.points import SOURCES, Point
+from sgtrace.model import TraceResult
+
+_KIND_NAMES = {"knob": "KNOB", "env": "ENV", "const": "const", "call": "call", "unknown": "unknown", "global": "global"}
+
+
+def render(result: TraceResult, depth: int = 8) -> str:
+    """The backward trees of the attribute's writes, then the reads they reach."""
+    graph = result.graph
+    seeds = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
+    feeds = {p: len(nx.descendants(graph, p).intersection(seeds)) for p in seeds}
+    seeds.sort(key=lambda p: (-feeds[p], _order(p)))  # in the order the value travels: sources first
+    if not seeds:
+        return f"no writes of .{result.attribute} under {result.root}\n"
+    lines: list[str] = [f"data flow of .{result.attribute} under {result.root}", ""]
+    shown: set[Point] = set()
+    for seed in seeds:
+        lines.append(_describe(graph, seed))
+        _upstream(graph, seed, 1, depth, shown, lines)
+        lines.append("")
+    reads = sorted((p for p in graph.nodes if graph.nodes[p].get("seed") == "read"), key=_order)
+    fed = [
+        r
+        for r in reads
+        if any(graph.nodes[q].get("seed") == "write" or q.kind == "write" for q in graph.predecessors(r))
+    ]
+    lines.append(f"reads of .{result.attribute} fed by these writes: {len(fed)} of {len(reads)}")
+    lines.extend(f"  {_where(r)}  {r.label}  in {graph.nodes[r].get('function', '?')}" for r in fed)
+    sources = sorted({p for p in graph.nodes if p.kind in ("knob", "env")}, key=lambda p: (p.kind, p.label))
+    if sources:
+        lines.append("")
+        lines.append("knobs and environment variables upstream: " + ", ".join(p.label for p in sources))
+    if result.truncated:
+        lines.append("")
+        lines.append(f"(the slice stopped at {graph.number_of_nodes()} nodes: raise --max-nodes to see more)")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _order(point: Point) -> tuple[str, int, str]:
+    return (point.path, point.line, point.label)
+
+
+def _describe(graph: nx.DiGraph, point: Point) -> str:
+    attributes: dict[str, Any] = graph.nodes[point]
+    where = f"  in {attributes['function']}" if attributes.get("function") else ""
+    return f"{_where(point)}  {point.kind} {point.label}{where}"
+
+
+def _where(point: Point) -> str:
+    return f"{point.path}:{point.line}" if point.path else "(outside the code)"
+
+
+def _upstream(graph: nx.DiGraph, point: Point, level: int, depth: int, shown: set[Point], lines: list[str]) -> None:
+    """Print what feeds *point*, depth-first and iteratively (no recursion limit), each node once."""
+    shown.add(point)
+    stack: list[tuple[Point, Point, int]] = [(p, point, level) for p in reversed(sorted(graph.predecessors(point)))]
+    while stack:
+        node, child, indent = stack.pop()
+        edge = graph.edges[node, child]
+        mark = "~" if edge.get("approximate") else ""
+        label = _KIND_NAMES.get(node.kind, node.kind)
+        source = node.kind in SOURCES and not graph.in_degree(node)
+        note = "  (above)" if node in shown else ("  [source]" if source else "")
+        lines.append("  " * indent + f"<-{mark}{edge['op']}- {label} {node.label}  {_where(node)}{note}")
+        if node in shown:
+            continue
+        shown.add(node)
+        predecessors = sorted(graph.predecessors(node))
+        if predecessors and indent >= depth:
+            lines.append("  " * (indent + 1) + f"... {len(nx.ancestors(graph, node))} more upstream (see --depth)")
+            continue
+        stack.extend((p, node, indent + 1) for p in reversed(predecessors))

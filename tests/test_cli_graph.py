@@ -1,0 +1,89 @@
+"""``trace`` and ``graph`` through the command line, on the sample tree shipped with sgtrace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+
+from sgtrace.cli import cli
+from sgtrace.sources import sample_tree
+
+SAMPLE = str(sample_tree())
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_trace_text_shows_the_chain_with_locations_and_operations() -> None:
+    code, out, _ = _invoke("trace", "max_total_num_tokens", SAMPLE, "--no-cache")
+    assert code == 0
+    assert out.startswith(f"data flow of .max_total_num_tokens under {SAMPLE}")
+    assert "sglang/srt/managers/scheduler.py:" in out
+    assert "<-unpack[0]- return TpModelWorker.get_worker_info()[0]" in out
+    assert "KNOB server_args.page_size" in out
+    assert "knobs and environment variables upstream:" in out
+
+
+def test_trace_depth_folds_long_chains() -> None:
+    _, shallow, _ = _invoke("trace", "max_total_num_tokens", SAMPLE, "--no-cache", "--depth", "2")
+    _, deep, _ = _invoke("trace", "max_total_num_tokens", SAMPLE, "--no-cache", "--depth", "30")
+    assert "more upstream (see --depth)" in shallow
+    assert len(deep.splitlines()) > len(shallow.splitlines())
+
+
+def test_trace_json_is_node_link_data() -> None:
+    code, out, _ = _invoke("trace", "max_total_num_tokens", SAMPLE, "--format", "json", "--no-cache")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) >= {"directed", "nodes", "links", "graph"}
+    assert data["graph"]["attribute"] == "max_total_num_tokens"
+    for node in data["nodes"]:
+        assert {"id", "path", "line", "kind", "label"} <= set(node)
+    ops = {link["op"] for link in data["links"]}
+    assert {"copy", "unpack[0]", "min"} <= ops
+
+
+def test_trace_of_an_attribute_never_written_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("x = 1\n")
+    code, out, _ = _invoke("trace", "max_total_num_tokens", str(tmp_path), "--no-cache")
+    assert code == 1 and "no writes" in out
+
+
+def test_graph_dot_is_deterministic_and_clustered(tmp_path: Path) -> None:
+    first = _invoke("graph", SAMPLE, "--dot", "--no-cache")[1]
+    second = _invoke("graph", "max_total_num_tokens", SAMPLE, "--cache-dir", str(tmp_path))[1]
+    third = _invoke("graph", "max_total_num_tokens", SAMPLE, "--cache-dir", str(tmp_path))[1]  # from the cache
+    assert first == second == third
+    assert first.startswith('digraph "max_total_num_tokens in')
+    assert 'label="sglang/srt/managers/scheduler.py"' in first
+    assert 'label="Scheduler"' in first
+
+
+def test_graph_json_and_graphml_to_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "g.graphml"
+    code, out, err = _invoke("graph", SAMPLE, "--graphml", "-o", str(target), "--no-cache")
+    assert code == 0 and out == "" and "wrote" in err
+    assert target.read_text().startswith("<?xml")
+    loaded = nx.read_graphml(target)
+    assert loaded.number_of_nodes() > 10 and loaded.graph["attribute"] == "max_total_num_tokens"
+    code, out, _ = _invoke("graph", "page_size", SAMPLE, "--json", "--no-cache")
+    assert json.loads(out)["graph"]["attribute"] == "page_size"
+
+
+def test_graph_render_says_clearly_when_graphviz_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    code, _, err = _invoke("graph", SAMPLE, "--render", "svg", "-o", str(tmp_path / "g.svg"), "--no-cache")
+    assert code == 2
+    assert "Graphviz is not installed" in err
+
+
+def test_graph_render_needs_an_output() -> None:
+    result = CliRunner().invoke(cli, ["graph", SAMPLE, "--render", "svg"])
+    assert result.exit_code == 2
