@@ -32,6 +32,33 @@ def read_body(function: Any) -> Body:
     return Body(tuple(reader.assignments), tuple(reader.returns), tuple(reader.calls))
 
 
+def read_statement(statement: Any) -> tuple[Assignment, ...]:
+    """The assignments of one simple statement, with the guard its enclosing ``if``/``while`` give it."""
+    reader = _Reader()
+    reader.statement(statement, _guard_of(statement))
+    return tuple(reader.assignments)
+
+
+def _guard_of(node: Any) -> tuple[str, ...]:
+    """The conditions around *node* inside its function, as :class:`_Reader` would have collected them."""
+    inner_first: list[str] = []
+    current = node
+    while current.parent is not None and current.type not in _NESTED:
+        parent = current.parent
+        if parent.type in ("if_statement", "elif_clause", "while_statement"):
+            if current == parent.child_by_field_name("consequence") or current == parent.child_by_field_name("body"):
+                inner_first.append(text(parent.child_by_field_name("condition")))
+        if parent.type == "if_statement" and current.type in ("elif_clause", "else_clause"):
+            earlier = [text(parent.child_by_field_name("condition"))]
+            for alternative in parent.children_by_field_name("alternative"):
+                if alternative == current:
+                    break
+                earlier.append(text(alternative.child_by_field_name("condition")))
+            inner_first.extend(f"not ({condition})" for condition in reversed(earlier))
+        current = parent
+    return tuple(reversed(inner_first))
+
+
 def _line(node: Any) -> int:
     row: int = node.start_point[0]
     return row + 1

@@ -90,6 +90,8 @@ def _reduce(node: Any) -> Expr:
         return Expr("subscript", source, "", expr(node.child_by_field_name("value")), index)
     if kind in _SEQUENCES:
         return Expr("tuple", source, "", args=tuple(_element(n) for n in node.named_children if n.type != "comment"))
+    if kind == "dictionary":
+        return _dictionary(node, source)
     if kind in ("list_splat", "dictionary_splat", "list_splat_pattern"):
         inner = _first_named(node)
         return Expr("starred", source, "", expr(inner) if inner is not None else None)
@@ -121,6 +123,37 @@ def _call(node: Any, source: str) -> Expr:
     elif arguments is not None:  # a generator expression as the only argument
         args.append(expr(arguments))
     return Expr("call", source, "", expr(node.child_by_field_name("function")), tuple(args), tuple(keywords))
+
+
+def _dictionary(node: Any, source: str) -> Expr:
+    """A dict display: string keys become keywords (for ``f(**{...})``), other entries operands."""
+    keywords: list[tuple[str, Expr]] = []
+    operands: list[Expr] = []
+    for pair in node.named_children[:_MAX_OPERANDS]:
+        if pair.type != "pair":
+            if pair.type != "comment":
+                operands.append(expr(pair))
+            continue
+        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        literal = _string_literal(key) if key is not None else None
+        if literal is not None and value is not None:
+            keywords.append((literal, expr(value)))
+        elif value is not None:
+            operands.append(expr(value))
+    return Expr("dict", source, "", args=tuple(operands), keywords=tuple(keywords))
+
+
+def _string_literal(node: Any) -> str | None:
+    """The text of a plain one-part string literal, or None."""
+    if node.type != "string":
+        return None
+    parts = node.named_children
+    if len(parts) == 2:
+        return ""
+    if len(parts) != 3 or parts[1].type != "string_content":
+        return None
+    prefix = text(parts[0]).lower().strip("'\"")
+    return text(parts[1]) if prefix in ("", "r", "u") else None
 
 
 def _other(node: Any, source: str) -> Expr:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sgtrace.body import read_body
+from sgtrace.body import read_body, read_statement
 from sgtrace.cache import JsonCache, key
 from sgtrace.codec import from_json, to_json
 from sgtrace.discover import walk
@@ -23,7 +23,7 @@ from sgtrace.identifiers import build_identifier_index, tree_digest
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
 from sgtrace.parse import decode, parse, parse_tree
-from sgtrace.records import Body, ClassDef, Function, Outline
+from sgtrace.records import Assignment, Body, ClassDef, Function, Outline
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +243,35 @@ class Project:
                 node = node.child_by_field_name("definition")
             self._bodies[memo] = read_body(node) if node is not None else Body((), (), (), "not found")
         return self._bodies[memo]
+
+    def writes_matching(self, module: Module, pattern: str) -> list[tuple[Function, Assignment]]:
+        """Assignments in the statements where *pattern* matches, with their functions (module level left out).
+
+        Reads one statement per match instead of whole function bodies.
+        """
+        positions = module.matches(pattern)
+        if not positions:
+            return []
+        root = self._tree(module).root_node
+        starts = [f.start for f in module.outline.functions]
+        found: list[tuple[Function, Assignment]] = []
+        seen: set[int] = set()
+        for position in positions:
+            index = bisect.bisect_right(starts, position) - 1
+            if index < 0 or position >= module.outline.functions[index].end:
+                continue
+            statement = root.descendant_for_byte_range(position, position + 1)
+            while (
+                statement is not None
+                and statement.parent is not None
+                and statement.parent.type not in ("block", "module")
+            ):
+                statement = statement.parent
+            if statement is None or statement.type != "expression_statement" or statement.start_byte in seen:
+                continue
+            seen.add(statement.start_byte)
+            found.extend((module.outline.functions[index], a) for a in read_statement(statement))
+        return found
 
     def _tree(self, module: Module) -> Any:
         """The module's tree-sitter tree (a few are kept; parsing again costs milliseconds)."""

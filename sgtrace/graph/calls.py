@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
-from sgtrace.project import Module, call_pattern, contains
+from sgtrace.project import Module, Project, call_pattern, contains
 from sgtrace.records import CallSite, Expr, Function, Param
 
 if TYPE_CHECKING:
@@ -24,12 +24,12 @@ def feed_parameter(slicer: Slicer, scope: Scope, param: Param, index: int, targe
     bound = scope.self_name is not None or scope.function.qualname.endswith("__init__")
     if scope.caller is not None:  # entered from one call on the way back: only its argument counts
         caller, call, line = scope.caller
-        argument = _argument(call, param, index - (1 if bound else 0))
+        argument = _argument(call, param, index - (1 if bound else 0), slicer.project, caller, line)
         if argument is not None:
             slicer.feed(argument, caller, line, target, "param")
         return
     for caller, site in call_sites(slicer, scope):
-        argument = _argument(site.call, param, index - (1 if bound else 0))
+        argument = _argument(site.call, param, index - (1 if bound else 0), slicer.project, caller, site.line)
         if argument is not None:
             slicer.feed(argument, caller, site.line, target, "param")
 
@@ -74,13 +74,41 @@ def functions_matching(module: Module, pattern: str) -> Iterator[Function]:
             yield function
 
 
-def _argument(call: Expr, param: Param, position: int) -> Expr | None:
+def _argument(
+    call: Expr, param: Param, position: int, project: Project | None = None, scope: Scope | None = None, line: int = 0
+) -> Expr | None:
     """The argument a call passes for *param* (at *position* among the positional ones)."""
-    for keyword, value in call.keywords:
-        if keyword == param.name:
-            return value
+    values = keyword_values(call, param.name, project, scope, line)
+    if values:
+        return values[0]
     if param.kind == "positional" and 0 <= position < len(call.args):
         argument = call.args[position]
         if argument.kind != "starred" and not any(a.kind == "starred" for a in call.args[:position]):
             return argument
     return None
+
+
+def keyword_values(call: Expr, name: str, project: Project | None, scope: Scope | None, line: int) -> list[Expr]:
+    """What a call passes as keyword *name*: ``name=v``, or a key of a dict literal splatted with ``**``.
+
+    A splatted name is looked up among the dict literals assigned to it earlier in the same function.
+    """
+    found = [value for keyword, value in call.keywords if keyword == name]
+    for keyword, splat in call.keywords:
+        if keyword == "**":
+            for literal in _dict_literals(splat, project, scope, line):
+                found.extend(value for key, value in literal.keywords if key == name)
+    return found
+
+
+def _dict_literals(value: Expr, project: Project | None, scope: Scope | None, line: int) -> list[Expr]:
+    if value.kind == "dict":
+        return [value]
+    if value.kind != "name" or project is None or scope is None:
+        return []
+    assignments = project.body(scope.module, scope.function).assignments
+    return [
+        a.value
+        for a in assignments
+        if a.target.kind == "name" and a.target.name == value.name and a.line < line and a.value.kind == "dict"
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sgtrace.graph.calls import functions_matching
+from sgtrace.graph.calls import functions_matching, keyword_values
 from sgtrace.graph.points import Edge, Point, scope_of
 from sgtrace.project import Module, call_pattern, is_test_module
 from sgtrace.records import Field, Function
@@ -60,7 +60,7 @@ def _feed_from_calls(
         callee = site.call.base
         if callee is None or callee.text.rsplit(".", 1)[-1] != name:
             continue
-        values = [v for k, v in site.call.keywords if k == field.name]
+        values = keyword_values(site.call, field.name, slicer.project, scope, site.line)
         if name in _REPLACE:
             if not site.call.args or klass not in slicer.types.of(site.call.args[0], scope, site.line):
                 continue

@@ -18,9 +18,12 @@ import networkx as nx
 
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.types import Types
-from sgtrace.project import Module, Project, contains, write_pattern
+from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
 from sgtrace.records import Assignment, CallSite, Expr, Field, Function, Param
 
+#: Writes through receivers other than ``self`` are searched for only when the attribute is
+#: written in at most this many modules.
+MAX_FOREIGN_WRITE_MODULES = 25
 #: Calls that pass their arguments' value through.
 _PASS_THROUGH = frozenset({"int", "float", "round", "abs", "math.floor", "math.ceil", "math.trunc", "max", "min"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
@@ -41,6 +44,7 @@ class Slicer:
         self.truncated = False
         #: (module, qualname) -> the calls that may run that function (see :mod:`calls`).
         self.call_sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
+        self._foreign: dict[str, list[tuple[Scope, Assignment]]] = {}
 
     # -- graph bookkeeping ---------------------------------------------------
 
@@ -201,7 +205,7 @@ class Slicer:
         if self._is_knob_receiver(value.base):
             self.edge(Point("knob", f"{self.knob_receivers[0]}.{value.name}", "", 0), target, Edge(op))
             return
-        if _is_accessor_call(value.base, scope):
+        if _is_accessor_call(value.base, scope) and not self._declares(value.base, scope, line, value.name):
             self.edge(Point("knob", value.text, "", 0), target, Edge(op))
             return
         if _ENV_NAME.match(value.name) and "env" in value.base.text.lower():
@@ -310,6 +314,17 @@ class Slicer:
                 return receiver.name
         return None
 
+    def _declares(self, receiver: Expr, scope: Scope, line: int, name: str) -> bool:
+        """Whether the class(es) *receiver* is an instance of declare *name* (a field, or a write on self)."""
+        for owner in self.types.of(receiver, scope, line):
+            for klass in self.project.mro(owner):
+                definition = self.project.class_def(klass)
+                if definition is not None and any(f.name == name for f in definition[1].fields):
+                    return True
+                if any(contains(m, f, write_pattern(name)) for m, f in self.project.methods(klass)):
+                    return True
+        return False
+
     # -- attribute slots ---------------------------------------------------------
 
     def slots(self, owners: frozenset[str], name: str, target: Point) -> None:
@@ -343,6 +358,31 @@ class Slicer:
                 if written.kind == "attr" and written.name == name and _is_self(written.base, scope):
                     point = self.assignment_point(scope, assignment)
                     self.edge(point, target, Edge("copy"), self._expander(scope, assignment, point))
+        for scope, assignment in self._foreign_writes(name):
+            base = assignment.target.base
+            if base is not None and klass in self.types.of(base, scope, assignment.line):
+                point = self.assignment_point(scope, assignment)
+                self.edge(point, target, Edge("copy"), self._expander(scope, assignment, point), scope.context)
+
+    def _foreign_writes(self, name: str) -> list[tuple[Scope, Assignment]]:
+        """Writes of ``x.name`` on receivers other than ``self``, anywhere in the tree (tests left out)."""
+        if name not in self._foreign:
+            found: list[tuple[Scope, Assignment]] = []
+            pattern = write_pattern(name)
+            modules = [m for m in self.project.matching(pattern) if not is_test_module(m)]
+            if len(modules) > MAX_FOREIGN_WRITE_MODULES:
+                modules = []  # a generic name (size, device...): such writes are everywhere and rarely ours
+            for module_name in modules:
+                module = self.project.module(module_name)
+                if module is None:
+                    continue
+                for function, assignment in self.project.writes_matching(module, pattern):
+                    scope = scope_of(module, function)
+                    written = assignment.target
+                    if written.kind == "attr" and written.name == name and not _is_self(written.base, scope):
+                        found.append((scope, assignment))
+            self._foreign[name] = found
+        return self._foreign[name]
 
     def _expander(self, scope: Scope, assignment: Assignment, point: Point) -> Callable[[], None]:
         return lambda: self.expand_assignment(scope, assignment, point)
