@@ -135,6 +135,7 @@ Examples:
   sgtrace graph max_total_num_tokens sglang==0.5.9 --dot -o kv.dot
   sgtrace graph page_size sglang==0.5.23 --graphml -o page_size.graphml
   sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
+  sgtrace graph sglang==0.5.23 --upstream 3 --render png -o kv.png   # a picture to read
 """
 
 
@@ -218,12 +219,18 @@ def trace(
 @click.option("--graphml", "fmt", flag_value="graphml", help="GraphML.")
 @click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option(
+    "--upstream",
+    type=click.IntRange(min=0),
+    help="Keep only the writes and what lies this many edges upstream of them (a picture to read).",
+)
 @_common
 def graph(
     arguments: Sequence[str],
     fmt: str,
     render: str | None,
     output: Path | None,
+    upstream: int | None,
     max_nodes: int,
     jobs: int | None,
     cache_dir: Path | None,
@@ -239,6 +246,12 @@ def graph(
     result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
     for error in result.errors:
         click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    if upstream is not None:
+        from dataclasses import replace
+
+        from sgtrace.graph.views import upstream as upstream_view
+
+        result = replace(result, graph=upstream_view(result.graph, upstream))
     if fmt == "json":
         text = graphjson.render(result)
     elif fmt == "graphml":

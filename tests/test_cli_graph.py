@@ -87,3 +87,14 @@ def test_graph_render_says_clearly_when_graphviz_is_missing(tmp_path: Path, monk
 def test_graph_render_needs_an_output() -> None:
     result = CliRunner().invoke(cli, ["graph", SAMPLE, "--render", "svg"])
     assert result.exit_code == 2
+
+
+def test_graph_upstream_keeps_the_writes_and_what_lies_near_them() -> None:
+    full = json.loads(_invoke("graph", SAMPLE, "--json", "--no-cache")[1])
+    near = json.loads(_invoke("graph", SAMPLE, "--json", "--upstream", "1", "--no-cache")[1])
+    seeds = {n["id"] for n in full["nodes"] if n.get("seed") == "write"}
+    kept = {n["id"] for n in near["nodes"]}
+    assert seeds <= kept and len(kept) < len(full["nodes"])
+    # every kept node is a write of the attribute or feeds one directly
+    feeding = {link["source"] for link in near["links"] if link["target"] in seeds}
+    assert kept <= seeds | feeding
