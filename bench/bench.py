@@ -28,7 +28,7 @@ from tests.releases import NEWEST, cache_dir  # noqa: E402
 
 ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
 #: Commands measured; trace runs for the first attribute only.
-COMMANDS = ("find", "trace")
+COMMANDS = ("find", "trace", "caps")
 Row = tuple[str, float, float]
 
 
@@ -49,6 +49,12 @@ def _sgtrace(*args: str) -> list[str]:
     return [sys.executable, "-m", "sgtrace", *args]
 
 
+def _arguments(command: str, attribute: str, tree: Path) -> list[str]:
+    if command == "caps":
+        return ["caps", str(tree), "--attr", attribute]
+    return [command, attribute, str(tree)]
+
+
 def _cold_and_warm(command: str, attribute: str, tree: Path, runs: int, scratch: Path, grep: float) -> list[Row]:
     cold_dir = scratch / f"{command}-cold"
     warm_dir = scratch / f"{command}-warm"
@@ -56,11 +62,10 @@ def _cold_and_warm(command: str, attribute: str, tree: Path, runs: int, scratch:
     def empty() -> None:
         shutil.rmtree(cold_dir, ignore_errors=True)
 
-    cold = _time(_sgtrace(command, attribute, str(tree), "--cache-dir", str(cold_dir)), runs, empty)
-    subprocess.run(
-        _sgtrace(command, attribute, str(tree), "--cache-dir", str(warm_dir)), capture_output=True, check=False
-    )
-    warm = _time(_sgtrace(command, attribute, str(tree), "--cache-dir", str(warm_dir)), runs)
+    arguments = _arguments(command, attribute, tree)
+    cold = _time(_sgtrace(*arguments, "--cache-dir", str(cold_dir)), runs, empty)
+    subprocess.run(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), capture_output=True, check=False)
+    warm = _time(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), runs)
     return [
         (f"sgtrace {command} {attribute} (cold cache)", cold, cold / grep),
         (f"sgtrace {command} {attribute} (warm cache)", warm, warm / grep),

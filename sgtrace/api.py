@@ -9,7 +9,16 @@ from pathlib import Path
 from sgtrace.discover import RootError
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
-from sgtrace.model import READ_KINDS, FileError, FindQuery, FindResult, Site, TraceQuery, TraceResult
+from sgtrace.model import (
+    READ_KINDS,
+    CapsResult,
+    FileError,
+    FindQuery,
+    FindResult,
+    Site,
+    TraceQuery,
+    TraceResult,
+)
 from sgtrace.sources import Target, resolve
 
 __all__ = [
@@ -19,6 +28,7 @@ __all__ = [
     "RunOptions",
     "TraceQuery",
     "TraceResult",
+    "caps",
     "find",
     "resolve_targets",
     "trace",
@@ -127,3 +137,12 @@ def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult
     errors = sorted({*found.errors, *project.errors}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     return TraceResult(query.attribute, target.display, graph, bool(graph.graph.get("truncated")), tuple(errors), stats)
+
+
+def caps(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> CapsResult:
+    """Where *budget* enters the computation of ``query.attribute``, and every cap on the way to it."""
+    from sgtrace.analyses.caps import check
+
+    traced = trace(query, target, options)
+    sites, found = check(traced.graph, budget)
+    return CapsResult(query.attribute, budget, traced.root, tuple(sites), tuple(found), traced.errors, traced.truncated)

@@ -268,6 +268,55 @@ def graph(
         click.echo(text, nl=False)
 
 
+_CAPS_EPILOG = """\b
+Examples:
+  sgtrace caps                                  # installed sglang, else the sample
+  sgtrace caps sglang==0.5.9
+  sgtrace caps sglang==0.5.23 --format json | jq '.caps[] | select(.category == "min")'
+  sgtrace caps . --format sarif > caps.sarif    # for code scanning in CI
+
+\b
+Categories: base (set from the profiled budget), reserve (subtracted from the
+budget), min, round, reduce (distributed MIN), split (shared between pools),
+override (replaced under a condition by a value not from the budget).
+Exit codes: 0 caps found, 1 none found, 2 usage or input error.
+"""
+
+
+@cli.command(epilog=_CAPS_EPILOG)
+@click.argument("target", metavar="[PATH|SPEC]", required=False)
+@click.option("--attr", "attribute", default="max_total_num_tokens", show_default=True, callback=_attribute)
+@click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@_common
+def caps(
+    target: str | None,
+    attribute: str,
+    budget: str,
+    fmt: str,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """Which code paths cap ATTR (the KV pool size) below the BUDGET knob, under PATH or SPEC."""
+    from sgtrace import api
+    from sgtrace.report import caps_json, caps_text
+
+    def run() -> Any:
+        options = _run_options(jobs, cache_dir, no_cache)
+        resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
+        return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, resolved[0], options)
+
+    result = _guarded(debug, run)
+    for error in result.errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    renderers = {"json": caps_json.render, "sarif": caps_json.render_sarif, "text": caps_text.render}
+    click.echo(renderers[fmt](result), nl=False)
+    sys.exit(ExitCode.FOUND if result.caps else ExitCode.NOT_FOUND)
+
+
 def _graph_arguments(arguments: Sequence[str]) -> tuple[str, str | None]:
     """[ATTRIBUTE] [PATH|SPEC]: a first word that is an identifier and not a path is the attribute."""
     from sgtrace.fetch import is_spec

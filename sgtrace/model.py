@@ -164,3 +164,61 @@ class TraceResult:
     errors: tuple[FileError, ...] = ()
     #: Counts of the run.
     stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSite:
+    """Where the budget knob enters the computation (the formula, or a reservation subtracted from it)."""
+
+    #: File, relative to the root.
+    path: str
+    #: 1-based line.
+    line: int
+    #: The statement.
+    code: str
+    #: Knobs and environment variables the statement depends on.
+    knobs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """A step on the value's path from the budget to the pool size that sets, lowers or replaces it."""
+
+    #: File, relative to the root.
+    path: str
+    #: 1-based line of the written target.
+    line: int
+    #: ``module.Class`` the code belongs to, or None.
+    owner: str | None
+    #: ``Class.method`` or ``func``.
+    function: str | None
+    #: The name written (attribute, local or field).
+    target: str
+    #: base, min, round, reduce, override, split or reserve.
+    category: str
+    #: Enclosing conditions, outermost first (``not (c)`` in else branches).
+    guard: tuple[str, ...]
+    #: Knobs and environment variables it depends on.
+    knobs: tuple[str, ...]
+    #: The statement.
+    code: str
+
+
+@dataclass(frozen=True)
+class CapsResult:
+    """What ``caps`` found."""
+
+    #: The attribute whose value is capped.
+    attribute: str
+    #: The budget knob's name.
+    budget: str
+    #: The root as given.
+    root: str
+    #: Budget sites, in code order.
+    budget_sites: tuple[BudgetSite, ...]
+    #: Caps, grouped by owner, in code order.
+    caps: tuple[Cap, ...]
+    #: Files that could not be analysed.
+    errors: tuple[FileError, ...] = ()
+    #: Whether the slice the analysis ran on was cut short.
+    truncated: bool = False

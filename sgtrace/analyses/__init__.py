@@ -1,0 +1,1 @@
+"""Stage 5: analyses over the data-flow graph."""

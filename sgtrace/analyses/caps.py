@@ -1,0 +1,189 @@
+"""Which code paths cap the pool below the budget: budget sites, and the caps on the value's path.
+
+Works on the graph alone. The budget enters where a value copied from the
+budget knob is combined with something else (``rest = avail - total * (1 -
+fraction)``): a *budget site*. Everything downstream of a site that also
+flows into a write of the attribute is the value's path; each write on it is
+classified by the operation that produced it (one table below); writes of the
+same names that replace the value without coming from the budget are
+overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+
+from sgtrace.graph.points import Point
+from sgtrace.model import BudgetSite, Cap
+
+#: Each category, and the one-line reason the text report gives for it.
+CATEGORIES: dict[str, str] = {
+    "base": "set from the profiled budget",
+    "reserve": "subtracts an amount from the budget before it becomes tokens",
+    "min": "lowered by min() against another quantity",
+    "round": "floored to a multiple (page-size rounding)",
+    "reduce": "reduced across ranks (distributed MIN, read back with .item())",
+    "split": "divided between pools by a ratio",
+    "override": "replaced, under a condition, by a value not derived from the budget",
+}
+
+#: Edge operations that pass a value on unchanged.
+_COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return"})
+_ROUND = re.compile(r"//\s*\(?\s*([\w.]+)\s*\)?\s*\*\s*\1\b|\balign\w*\(|\bround_up\w*\(|\bceil_align\(")
+_SOURCE_KINDS = ("knob", "env")
+
+
+def budget_nodes(graph: nx.DiGraph, budget: str) -> set[Point]:
+    """Nodes that are the budget knob itself, or a plain copy of it."""
+    roots = {p for p in graph.nodes if _name(p) == budget}
+    copies = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for _, successor, op in graph.out_edges(node, data="op"):
+            if op in _COPIES and successor not in copies and _name(successor) == budget:
+                copies.add(successor)
+                stack.append(successor)
+    return copies
+
+
+def budget_sites(graph: nx.DiGraph, budget: str) -> list[Point]:
+    """Nodes where a copy of the budget is combined with another quantity."""
+    copies = budget_nodes(graph, budget)
+    sites = {v for u in copies for _, v, op in graph.out_edges(u, data="op") if op not in _COPIES and v not in copies}
+    return sorted(sites, key=_order)
+
+
+def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
+    """Budget sites and caps of the attribute whose writes are the graph's seeds."""
+    pool = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
+    # the pool size proper: writes whose value reaches other writes of it; a write nothing else
+    # takes from (a statistics or report field) is a sink, and what only feeds sinks is no cap
+    core = [p for p in pool if any(q in pool for q in nx.descendants(graph, p))]
+    upstream_of_core = set(core).union(*(nx.ancestors(graph, p) for p in core)) if core else set()
+    sites = [s for s in budget_sites(graph, budget) if s in upstream_of_core]
+    derived = set(sites).union(*(nx.descendants(graph, s) for s in sites)) if sites else set()
+    upstream_of_pool = upstream_of_core | set(pool)
+    path = derived & upstream_of_pool
+    steps = [p for p in path if p.kind in ("write", "local", "field", "return") and p not in sites]
+    caps = [c for c in (_classify(graph, p, derived) for p in steps) if c is not None]
+    for node in upstream_of_pool - derived:
+        if node.kind in ("write", "local") and _in_family(graph, node) and graph.nodes[node].get("guard"):
+            caps.append(_cap(graph, node, "override", derived))
+    reserves = [c for c in caps if c.category == "reserve"]
+    report_sites = [_site(graph, s, derived) for s in sites]
+    report_sites += [BudgetSite(c.path, c.line, c.code, c.knobs) for c in reserves]
+    return sorted(report_sites, key=lambda s: (s.path, s.line)), sorted(caps, key=_cap_order)
+
+
+def _cap_order(cap: Cap) -> tuple[str, str, int, str]:
+    return (cap.owner or "", cap.path, cap.line, cap.category)
+
+
+def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None:
+    incoming = [(u, op) for u, _, op in graph.in_edges(node, data="op")]
+    outside = [(u, op) for u, op in incoming if u not in derived]
+    code = str(graph.nodes[node].get("code", ""))
+    if node.kind == "return":
+        if any(op == "sub" and u.kind not in _SOURCE_KINDS for u, op in outside):
+            return _cap(graph, node, "reserve", derived)
+        return None
+    family = _in_family(graph, node)
+    if any(op == "sub" for _, op in outside) and not family:
+        return _cap(graph, node, "reserve", derived)
+    if any(op == "min" for _, op in incoming):
+        return _cap(graph, node, "min", derived)
+    if _ROUND.search(code) or any(u.kind == "call" and "align" in u.label for u, _ in incoming):
+        return _cap(graph, node, "round", derived)
+    if any(u.kind == "call" and u.label.endswith(".item(...)") for u, _ in incoming) or "all_reduce" in code:
+        return _cap(graph, node, "reduce", derived)
+    if any(op in ("mul", "div", "floordiv") and "ratio" in u.label for u, op in _upstream(graph, node, 2)):
+        return _cap(graph, node, "split", derived)
+    if family and _name(node) == _attribute(graph) and _copies_a_relative(graph, node):
+        return _cap(graph, node, "split", derived)
+    if family and not any(_in_family(graph, a) and a.kind != "return" for a in nx.ancestors(graph, node) & derived):
+        return _cap(graph, node, "base", derived)
+    return None
+
+
+def _attribute(graph: nx.DiGraph) -> str:
+    return str(graph.graph.get("attribute", ""))
+
+
+def _in_family(graph: nx.DiGraph, node: Point) -> bool:
+    """Whether *node* holds the pool size or a share of it (``max_total_num_tokens``, ``swa_max_total_num_tokens``)."""
+    attribute = _attribute(graph)
+    return bool(attribute) and _name(node).endswith(attribute)
+
+
+def _copies_a_relative(graph: nx.DiGraph, node: Point) -> bool:
+    """``self.max_total_num_tokens = self.full_max_total_num_tokens``: the pool takes one pool's share."""
+    return any(
+        op == "copy" and _in_family(graph, u) and _name(u) != _attribute(graph)
+        for u, _, op in graph.in_edges(node, data="op")
+        for u in [u] + [w for w, _ in graph.in_edges(u)]
+        if u.kind in ("read", "write")
+    )
+
+
+def _upstream(graph: nx.DiGraph, node: Point, hops: int) -> Iterable[tuple[Point, str]]:
+    frontier = [node]
+    for _ in range(hops):
+        following = []
+        for current in frontier:
+            for u, _, op in graph.in_edges(current, data="op"):
+                yield u, op
+                following.append(u)
+        frontier = following
+
+
+def _cap(graph: nx.DiGraph, node: Point, category: str, derived: set[Point]) -> Cap:
+    attributes: dict[str, Any] = graph.nodes[node]
+    return Cap(
+        path=node.path,
+        line=node.line,
+        owner=attributes.get("owner"),
+        function=attributes.get("function"),
+        target=_name(node),
+        category=category,
+        guard=tuple(attributes.get("guard") or ()),
+        knobs=_knobs(graph, node, derived),
+        code=str(attributes.get("code", "")),
+    )
+
+
+def _site(graph: nx.DiGraph, node: Point, derived: set[Point]) -> BudgetSite:
+    code = str(graph.nodes[node].get("code", ""))
+    return BudgetSite(node.path, node.line, code, _knobs(graph, node, derived - {node}, hops=6))
+
+
+def _knobs(graph: nx.DiGraph, node: Point, derived: set[Point], hops: int = 3) -> tuple[str, ...]:
+    """Knobs and environment variables feeding *node* from off the budget path (a few hops back)."""
+    found: set[str] = set()
+    frontier = [node]
+    for _ in range(hops):
+        following = []
+        for current in frontier:
+            for u, _ in graph.in_edges(current):
+                if u.kind in _SOURCE_KINDS:
+                    found.add(u.label)
+                elif u not in derived and u.kind in ("local", "read", "param", "write", "field"):
+                    following.append(u)
+        frontier = following
+    return tuple(sorted(found))
+
+
+def _name(point: Point) -> str:
+    """The name a node stands for: ``Class.attr`` -> attr, ``f(param)`` -> param, ``get_x().attr`` -> attr."""
+    label = point.label
+    if point.kind == "param" and label.endswith(")"):
+        return label[label.rfind("(") + 1 : -1]
+    return label.rsplit(".", 1)[-1]
+
+
+def _order(point: Point) -> tuple[str, int, str]:
+    return (point.path, point.line, point.label)

@@ -1,0 +1,74 @@
+"""JSON and SARIF renderers of ``caps``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from sgtrace import __version__
+from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.model import CapsResult
+
+_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def render(result: CapsResult) -> str:
+    """``{"attribute","budget","budget_sites":[...],"caps":[...],"errors":[...]}``."""
+    payload = {
+        "attribute": result.attribute,
+        "budget": result.budget,
+        "root": result.root,
+        "budget_sites": [
+            {"path": s.path, "line": s.line, "code": s.code, "knobs": list(s.knobs)} for s in result.budget_sites
+        ],
+        "caps": [_cap(asdict(c)) for c in result.caps],
+        "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in result.errors],
+        "truncated": result.truncated,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _cap(fields: dict[str, Any]) -> dict[str, Any]:
+    order = ("path", "line", "owner", "function", "target", "category", "guard", "knobs", "code")
+    return {name: list(fields[name]) if isinstance(fields[name], tuple) else fields[name] for name in order}
+
+
+def render_sarif(result: CapsResult) -> str:
+    """SARIF 2.1.0: one rule per category, one result per cap."""
+    rules = [
+        {
+            "id": f"sgtrace/{category}",
+            "name": category,
+            "shortDescription": {"text": f"{result.attribute}: {reason}"},
+            "defaultConfiguration": {"level": "note"},
+        }
+        for category, reason in CATEGORIES.items()
+    ]
+    results = [
+        {
+            "ruleId": f"sgtrace/{cap.category}",
+            "level": "note",
+            "message": {"text": f"{cap.target} {CATEGORIES[cap.category]}: {cap.code}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": cap.path},
+                        "region": {"startLine": cap.line},
+                    }
+                }
+            ],
+        }
+        for cap in result.caps
+    ]
+    log = {
+        "$schema": _SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,36 @@
+"""Text renderer of ``caps``: budget sites, then caps grouped by owner in code order, each with a reason."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.model import CapsResult
+
+
+def render(result: CapsResult) -> str:
+    """The report a person reads before an upgrade."""
+    lines = [f"what caps .{result.attribute} below the {result.budget} budget, in {result.root}", ""]
+    if not result.budget_sites:
+        lines.append(f"no place where {result.budget} enters the computation of .{result.attribute} was found")
+    else:
+        lines.append(f"budget sites ({result.budget} enters the computation, or is reserved from):")
+        for site in result.budget_sites:
+            knobs = f"   [{', '.join(site.knobs)}]" if site.knobs else ""
+            lines.append(f"  {site.path}:{site.line}  {site.code}{knobs}")
+    lines.append("")
+    lines.append(f"caps ({len(result.caps)}), by owner, in code order:")
+    for owner, group in groupby(result.caps, key=lambda c: c.owner or "<module level>"):
+        lines.append(f"  {owner}")
+        for cap in group:
+            lines.append(f"    {cap.path}:{cap.line}  {cap.category:<8} {cap.target} in {cap.function or '?'}")
+            lines.append(f"      {cap.code}")
+            lines.append(f"      why: {CATEGORIES[cap.category]}")
+            if cap.guard:
+                lines.append(f"      when: {' and '.join(cap.guard)}")
+            if cap.knobs:
+                lines.append(f"      knobs: {', '.join(cap.knobs)}")
+    if result.truncated:
+        lines.append("")
+        lines.append("(the data-flow slice was cut at --max-nodes: caps further upstream may be missing)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,139 @@
+"""caps: classification on graphs built by hand, on the sample tree, and through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+from click.testing import CliRunner
+
+from sgtrace.analyses.caps import CATEGORIES, budget_sites, check
+from sgtrace.cli import cli
+from sgtrace.graph.points import Point
+from sgtrace.sources import sample_tree
+
+SAMPLE = sample_tree()
+POOL = "max_total_num_tokens"
+
+
+def _graph() -> tuple[nx.DiGraph, dict[str, Point]]:
+    """knob -> rest (sub) -> return -> base write -> min write -> round write -> scheduler copy."""
+    p = {
+        "knob": Point("knob", "server_args.mem_fraction_static", "", 0),
+        "avail": Point("call", "get_available_gpu_memory(...)", "r.py", 2),
+        "read": Point("read", "self.mem_fraction_static", "r.py", 3),
+        "rest": Point("local", "R.profile.rest_memory", "r.py", 3),
+        "mamba": Point("local", "R.profile.mamba_bytes", "r.py", 4),
+        "reserved": Point("local", "R.profile.rest_memory", "r.py", 5),
+        "ret": Point("return", "R.profile()", "r.py", 6),
+        "base": Point("write", f"R.{POOL}", "r.py", 10),
+        "limit": Point("knob", "server_args.max_total_tokens", "", 0),
+        "min": Point("write", f"R.{POOL}", "r.py", 12),
+        "page": Point("knob", "server_args.page_size", "", 0),
+        "round": Point("write", f"R.{POOL}", "r.py", 13),
+        "draft": Point("knob", "server_args.draft_runner_cache_size", "", 0),
+        "override": Point("write", f"R.{POOL}", "r.py", 15),
+        "copy": Point("write", f"S.{POOL}", "s.py", 20),
+        "stats": Point("field", f"Stats.{POOL}", "t.py", 30),
+    }
+    g = nx.DiGraph(attribute=POOL)
+    edges = [
+        ("knob", "read", "copy"), ("read", "rest", "sub"), ("avail", "rest", "sub"),
+        ("rest", "reserved", "sub"), ("mamba", "reserved", "sub"), ("reserved", "ret", "floordiv"),
+        ("ret", "base", "return"), ("base", "min", "min"), ("limit", "min", "min"),
+        ("min", "round", "mul"), ("page", "round", "mul"), ("round", "copy", "copy"),
+        ("draft", "override", "copy"), ("override", "copy", "copy"), ("copy", "stats", "field"),
+    ]  # fmt: skip
+    for source, target, op in edges:
+        g.add_edge(p[source], p[target], op=op, approximate=False)
+    for point in g.nodes:
+        g.nodes[point].update(kind=point.kind, label=point.label, path=point.path, line=point.line)
+    codes = {
+        "base": "self.max_total_num_tokens = self.profile(total)",
+        "min": "self.max_total_num_tokens = min(self.max_total_num_tokens, limit)",
+        "round": "self.max_total_num_tokens = self.max_total_num_tokens // page_size * page_size",
+        "override": "self.max_total_num_tokens = self.server_args.draft_runner_cache_size",
+        "reserved": "rest_memory = rest_memory - mamba_bytes",
+    }
+    for name, code in codes.items():
+        g.nodes[p[name]].update(code=code, owner="r.R", function="R.init")
+    g.nodes[p["override"]]["guard"] = ["self.is_draft_worker"]
+    for name in ("base", "min", "round", "override", "copy", "stats"):
+        g.nodes[p[name]]["seed"] = "write"
+    return g, p
+
+
+def test_budget_site_is_where_the_budget_meets_another_quantity() -> None:
+    g, p = _graph()
+    assert budget_sites(g, "mem_fraction_static") == [p["rest"]]
+
+
+def test_categories_on_a_graph_built_by_hand() -> None:
+    g, _ = _graph()
+    sites, found = check(g, "mem_fraction_static")
+    assert [(s.path, s.line, s.knobs) for s in sites] == [
+        ("r.py", 3, ("server_args.mem_fraction_static",)),
+        ("r.py", 5, ()),
+    ]
+    assert [(c.line, c.category) for c in found] == [
+        (5, "reserve"), (10, "base"), (12, "min"), (13, "round"), (15, "override"),
+    ]  # fmt: skip
+    by_line = {c.line: c for c in found}
+    assert by_line[12].knobs == ("server_args.max_total_tokens",)
+    assert by_line[13].knobs == ("server_args.page_size",)
+    assert by_line[15].guard == ("self.is_draft_worker",)
+
+
+def test_statistics_fed_by_the_pool_are_not_caps() -> None:
+    g, p = _graph()
+    stats_local = Point("local", "Stats.compute.num_used", "t.py", 29)
+    g.add_edge(p["copy"], stats_local, op="sub")
+    g.add_edge(stats_local, p["stats"], op="field")
+    _, found = check(g, "mem_fraction_static")
+    assert all(c.path != "t.py" for c in found)
+
+
+def _sample_line(relative: str, text: str) -> int:
+    lines = (SAMPLE / relative).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_sample_tree_caps_and_categories() -> None:
+    result = CliRunner().invoke(cli, ["caps", str(SAMPLE), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert list(payload)[:5] == ["attribute", "budget", "root", "budget_sites", "caps"]
+    mixin = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
+    got = {(c["line"], c["category"]) for c in payload["caps"] if c["path"] == mixin}
+    expected = {
+        (_sample_line(mixin, "self.max_total_num_tokens = self.profile_max_num_token("), "base"),
+        (_sample_line(mixin, "= min(self.max_total_num_tokens, max_total_tokens)"), "min"),
+        (_sample_line(mixin, "self.max_total_num_tokens = tensor.item()"), "reduce"),
+        (_sample_line(mixin, "self.max_total_num_tokens = self.server_args.draft_runner_cache_size"), "override"),
+        (_sample_line(mixin, "self.max_total_num_tokens = int(small_kv_size)"), "override"),
+    }
+    assert expected <= got
+    assert any(category == "round" for _, category in got)
+    assert any(category == "split" for _, category in got)
+    [site] = payload["budget_sites"]
+    assert "mem_fraction_static" in site["code"] and site["knobs"] == ["server_args.mem_fraction_static"]
+
+
+def test_caps_text_groups_by_owner_with_reasons() -> None:
+    result = CliRunner().invoke(cli, ["caps", str(SAMPLE), "--no-cache"])
+    assert result.exit_code == 0
+    out = result.stdout
+    assert (
+        "budget sites" in out and "sglang.srt.model_executor.model_runner_kv_cache_mixin.ModelRunnerKVCacheMixin" in out
+    )
+    assert f"why: {CATEGORIES['min']}" in out and "when: max_total_tokens is not None" in out
+
+
+def test_caps_sarif_has_one_rule_per_category() -> None:
+    result = CliRunner().invoke(cli, ["caps", str(SAMPLE), "--format", "sarif", "--no-cache"])
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [f"sgtrace/{c}" for c in CATEGORIES]
+    assert run["results"] and all(r["ruleId"].startswith("sgtrace/") for r in run["results"])
+    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] > 0 for r in run["results"])

@@ -1,0 +1,105 @@
+"""caps on real releases: the model runner's caps and their categories, located by their code.
+
+The statements were read from each release's code; lines are looked up in the
+fetched source, never written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sgtrace.api import caps
+from sgtrace.engine import RunOptions
+from sgtrace.model import Cap, CapsResult, TraceQuery
+from sgtrace.sources import Target
+from tests import releases
+
+pytestmark = pytest.mark.release
+
+
+def _caps(version: str, cache: Path) -> tuple[Path, CapsResult]:
+    root = releases.release(version)
+    result = caps(
+        TraceQuery("max_total_num_tokens"),
+        "mem_fraction_static",
+        Target(str(root), version),
+        RunOptions(cache_dir=cache),
+    )
+    return root, result
+
+
+def _line(root: Path, path: str, text: str, nth: int = 0) -> int:
+    lines = (root / path).read_text().splitlines()
+    return [i for i, line in enumerate(lines, 1) if text in line][nth]
+
+
+def _at(result: CapsResult, path: str, line: int) -> Cap:
+    found = [c for c in result.caps if c.path == path and c.line == line]
+    assert found, f"no cap at {path}:{line}: {[(c.path, c.line, c.category) for c in result.caps]}"
+    return found[0]
+
+
+def test_0_4_x_caps_in_model_runner(tmp_path: Path) -> None:
+    root, result = _caps(releases.OLDEST, tmp_path)
+    runner = "sglang/srt/model_executor/model_runner.py"
+    assert any("mem_fraction_static" in s.code and s.path == runner for s in result.budget_sites)
+    expected = {
+        ("self.max_total_num_tokens = self.profile_max_num_token(", 0): "base",
+        ("self.max_total_num_tokens = int(SGLANG_CI_SMALL_KV_SIZE)", 0): "override",
+        ("self.max_total_num_tokens = self.server_args.draft_runner_cache_size", 0): "override",
+        ("self.max_total_num_tokens = min(self.max_total_num_tokens, max_total_tokens)", 0): "min",
+    }
+    for (text, nth), category in expected.items():
+        assert _at(result, runner, _line(root, runner, text, nth)).category == category, text
+    rounding = _line(root, runner, "// self.server_args.page_size", 0)  # a statement spread over lines
+    assert _at(result, runner, rounding - 2).category == "round"
+
+
+def test_0_5_9_caps_in_the_kv_cache_mixin(tmp_path: Path) -> None:
+    root, result = _caps(releases.MIDDLE, tmp_path)
+    mixin = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
+    [formula] = [s for s in result.budget_sites if "mem_fraction_static" in s.code]
+    assert formula.path == mixin and formula.knobs == ("server_args.mem_fraction_static",)
+    base = _at(result, mixin, _line(root, mixin, "self.max_total_num_tokens = self.profile_max_num_token("))
+    assert base.category == "base" and base.function == "ModelRunnerKVCacheMixin.init_memory_pool"
+    lowered = _at(result, mixin, _line(root, mixin, "min(self.max_total_num_tokens, max_total_tokens)"))
+    assert (lowered.category, lowered.guard, lowered.knobs) == (
+        "min", ("max_total_tokens is not None",), ("server_args.max_total_tokens",)
+    )  # fmt: skip
+    rounded = _at(result, mixin, _line(root, mixin, "// self.server_args.page_size") - 2)
+    assert (rounded.category, rounded.knobs) == ("round", ("server_args.page_size",))
+    reduced = _at(result, mixin, _line(root, mixin, "self.max_total_num_tokens = tensor.item()"))
+    assert (reduced.category, reduced.guard) == ("reduce", ("self.pp_size > 1",))
+    drafted = _at(
+        result, mixin, _line(root, mixin, "self.max_total_num_tokens = self.server_args.draft_runner_cache_size")
+    )
+    assert drafted.category == "override" and "self.is_draft_worker" in drafted.guard[0]
+    split = _at(result, mixin, _line(root, mixin, "self.max_total_num_tokens = self.full_max_total_num_tokens"))
+    assert split.category == "split"
+    assert any(c.category == "reserve" and c.path == mixin for c in result.caps)  # mamba state
+    # the disaggregation queues lower their own copy, listed under their owners
+    owners = {c.owner for c in result.caps if c.category == "min"}
+    assert {o for o in owners if o and "disaggregation" in o} == {
+        "sglang.srt.disaggregation.decode.DecodePreallocQueue",
+        "sglang.srt.disaggregation.prefill.PrefillBootstrapQueue",
+    }
+
+
+def test_newest_caps_in_the_configurators(tmp_path: Path) -> None:
+    root, result = _caps(releases.NEWEST, tmp_path)
+    kvc = "sglang/srt/mem_cache/kv_cache_configurator.py"
+    pools = "sglang/srt/model_executor/pool_configurator.py"
+    formula = [s for s in result.budget_sites if "mem_fraction_static" in s.code and s.path == kvc]
+    assert formula and "get_schedule().mem_fraction_static" in formula[0].knobs
+    lowered = _at(result, kvc, _line(root, kvc, "token_capacity = min(token_capacity, user_limit)"))
+    assert lowered.category == "min" and lowered.guard == ("user_limit is not None",)
+    assert _at(result, kvc, _line(root, kvc, "token_capacity = tensor.item()")).category == "reduce"
+    base = [c for c in result.caps if c.path == pools and c.category == "base"]
+    assert any("available_bytes // self._cell_size" in c.code for c in base)
+    rounding = {
+        c.function.split(".")[0] for c in result.caps if c.category == "round" and c.path == pools and c.function
+    }
+    assert len(rounding) >= 2, rounding  # configurator subclasses picked by a factory at run time all count
+    assert any(c.category == "reserve" and c.path == kvc for c in result.caps)
