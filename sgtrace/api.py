@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgtrace.discover import RootError
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
@@ -21,6 +22,9 @@ from sgtrace.model import (
 )
 from sgtrace.sources import Target, resolve
 
+if TYPE_CHECKING:
+    from sgtrace.analyses.explain import Explanation
+
 __all__ = [
     "FindQuery",
     "FindResult",
@@ -29,6 +33,7 @@ __all__ = [
     "TraceQuery",
     "TraceResult",
     "caps",
+    "explain",
     "find",
     "resolve_targets",
     "trace",
@@ -146,3 +151,16 @@ def caps(query: TraceQuery, budget: str, target: Target, options: RunOptions) ->
     traced = trace(query, target, options)
     sites, found = check(traced.graph, budget)
     return CapsResult(query.attribute, budget, traced.root, tuple(sites), tuple(found), traced.errors, traced.truncated)
+
+
+def explain(
+    query: TraceQuery, budget: str, target: Target, options: RunOptions, log: str | None, settings: dict[str, object]
+) -> tuple[CapsResult, Explanation]:
+    """The budget formula found in the code, evaluated with a log's figures and ``--set`` values."""
+    from sgtrace.analyses.explain import explain as evaluate
+    from sgtrace.analyses.logs import read_log
+
+    found = caps(query, budget, target, options)
+    facts: dict[str, object] = dict(read_log(log)) if log is not None else {}
+    facts.update(settings)
+    return found, evaluate(list(found.budget_sites), list(found.caps), budget, facts)

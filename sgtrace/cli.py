@@ -317,6 +317,72 @@ def caps(
     sys.exit(ExitCode.FOUND if result.caps else ExitCode.NOT_FOUND)
 
 
+_EXPLAIN_EPILOG = """\b
+Examples:
+  sgtrace explain sglang==0.5.9 --log server.log
+  journalctl -u sglang -o cat > server.log && sgtrace explain sglang==0.5.9 --log server.log
+  sgtrace explain sglang==0.5.9 --set mem_fraction_static=0.88 \\
+      --set avail_before_weights_gb=94.04 --set avail_after_weights_gb=21.71
+
+\b
+The log gives: server_args=ServerArgs(...), 'Load weight begin. avail mem=',
+'Load weight end. ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N,
+K size/V size' or 'KV size', 'Memory pool end. avail mem=', 'max_total_num_tokens='.
+--set supplies or overrides any input, by the formula's variable name or by the
+log quantity (avail_before_weights_gb, avail_after_weights_gb, kv_gb, kv_tokens).
+A missing input is named with what would supply it; exit code 2 then.
+"""
+
+
+@cli.command(epilog=_EXPLAIN_EPILOG)
+@click.argument("target", metavar="[PATH|SPEC]", required=False)
+@click.option("--log", "log_file", type=click.File("r", errors="replace"), help="An SGLang start-up log.")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
+@click.option("--attr", "attribute", default="max_total_num_tokens", show_default=True, callback=_attribute)
+@click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_common
+def explain(
+    target: str | None,
+    log_file: Any,
+    settings: Sequence[str],
+    attribute: str,
+    budget: str,
+    fmt: str,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """Evaluate the budget formula of PATH or SPEC with the figures of a log (or --set), step by step."""
+    from sgtrace import api
+    from sgtrace.analyses.logs import parse_value
+    from sgtrace.report import explain_report
+
+    if log_file is None and not settings:
+        raise click.UsageError("give --log FILE or --set NAME=VALUE")
+    values: dict[str, object] = {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise click.UsageError(f"--set expects NAME=VALUE, got {setting!r}")
+        values[name.strip()] = parse_value(value.strip())
+    log = log_file.read() if log_file is not None else None
+
+    def run() -> Any:
+        options = _run_options(jobs, cache_dir, no_cache)
+        resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
+        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, resolved[0], options, log, values)
+
+    found, result = _guarded(debug, run)
+    render = explain_report.render_json if fmt == "json" else explain_report.render
+    click.echo(render(found, result), nl=False)
+    for name, how in sorted(result.missing.items()):
+        _warn(f"missing input {name}: {how}")
+    sys.exit(ExitCode.ERROR if result.missing or result.kv_budget_gb is None else ExitCode.FOUND)
+
+
 def _graph_arguments(arguments: Sequence[str]) -> tuple[str, str | None]:
     """[ATTRIBUTE] [PATH|SPEC]: a first word that is an identifier and not a path is the attribute."""
     from sgtrace.fetch import is_spec

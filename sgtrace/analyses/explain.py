@@ -1,0 +1,226 @@
+"""Evaluate the budget formula a release's code contains, step by step, with figures from a log or --set.
+
+The formula is the budget sites ``caps`` found: the statement where the budget
+meets other quantities, and the statements that use its result. Their source
+is evaluated with a small arithmetic evaluator over the standard library's
+``ast`` (numbers, names, attributes, + - * / // %, int/float/min/max): no
+code is run. A variable takes its value from ``--set NAME=VALUE``, else from
+the log by what its name says it holds (see ROLES), else it is reported as
+missing together with the log line or ``--set`` that would supply it.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.model import BudgetSite, Cap
+
+#: Which log quantity a formula variable holds, by its name (the names SGLang's code gives them).
+ROLES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^available_gpu_memory$|^avail"), "avail_after_weights_gb"),
+    (re.compile(r"total_gpu_memory|pre_model_load_memory|min_per_gpu_memory"), "avail_before_weights_gb"),
+)
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"int": int, "float": float, "min": min, "max": max, "abs": abs}
+
+
+class Missing(Exception):
+    """A name the evaluation needs and nothing supplies."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One statement of the formula, evaluated."""
+
+    #: Where it is.
+    path: str
+    #: 1-based line.
+    line: int
+    #: The statement.
+    code: str
+    #: The name it binds ("" for a returned expression).
+    target: str
+    #: Its value (GB for memory), or None when it could not be evaluated.
+    value: float | None
+    #: What it needed and did not have.
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The formula evaluated, the prediction, what the log observed, and which caps applied."""
+
+    #: Inputs used, by name.
+    inputs: dict[str, Any]
+    #: The formula's statements, in order.
+    steps: tuple[Step, ...]
+    #: The predicted KV budget in GB (the last step's value), if it could be computed.
+    kv_budget_gb: float | None
+    #: The KV cache size the log reports, GB.
+    observed_kv_gb: float | None
+    #: The tokens the log reports.
+    observed_tokens: float | None
+    #: Bytes per token the observation implies.
+    bytes_per_token: float | None
+    #: (cap, status, reason) for each cap.
+    caps: tuple[tuple[Cap, str, str], ...]
+    #: name -> how to supply it, for every input that was missing.
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mapping[str, Any]) -> Explanation:
+    """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values)."""
+    env: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    steps: list[Step] = []
+    formula_names: set[str] = set()
+    for site in sorted(sites, key=lambda s: (s.path, s.line)):
+        target, value_node = _statement(site.code)
+        if value_node is None:
+            continue
+        names = _names(value_node)
+        if budget not in names and not names & formula_names:
+            continue  # a reservation that does not apply to this formula's inputs
+        try:
+            value = _evaluate(value_node, lambda name: _lookup(name, env, facts))
+            steps.append(Step(site.path, site.line, site.code, target, float(value)))
+            if target:
+                env[target] = value
+                formula_names.add(target)
+        except Missing as exc:
+            missing[exc.name] = _how(exc.name)
+            steps.append(Step(site.path, site.line, site.code, target, None, (exc.name,)))
+            if target:
+                formula_names.add(target)
+    prediction = next((s.value for s in reversed(steps) if s.value is not None), None)
+    if any(s.value is None for s in steps):
+        prediction = None
+    observed_gb = _number(facts.get("kv_gb"))
+    tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
+    per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
+    statuses = tuple((cap, *_status(cap, facts)) for cap in caps)
+    inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env}
+    return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, statuses, missing)
+
+
+def _statement(code: str) -> tuple[str, ast.expr | None]:
+    """(target, value) of ``target = value`` / ``target op= value`` / a bare expression."""
+    try:
+        tree = ast.parse(code.strip())
+    except SyntaxError:
+        return "", None
+    if not tree.body:
+        return "", None
+    statement = tree.body[0]
+    if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id, statement.value
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        name = statement.target.id
+        return name, ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
+    if isinstance(statement, ast.Expr):
+        return "", statement.value
+    return "", None
+
+
+def _names(node: ast.AST) -> set[str]:
+    found = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            found.add(child.attr)
+    return found
+
+
+def _lookup(name: str, env: Mapping[str, Any], facts: Mapping[str, Any]) -> Any:
+    if name in env:
+        return env[name]
+    if name in facts:
+        return facts[name]
+    for pattern, quantity in ROLES:
+        if pattern.search(name) and quantity in facts:
+            return facts[quantity]
+    raise Missing(name)
+
+
+def _evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
+    """Arithmetic, comparisons and a few pure builtins; anything else is a Missing of its source."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, type(None))):
+        return node.value
+    if isinstance(node, ast.Name):
+        return lookup(node.id)
+    if isinstance(node, ast.Attribute):
+        return lookup(node.attr)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_evaluate(node.left, lookup), _evaluate(node.right, lookup))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
+        operand = _evaluate(node.operand, lookup)
+        return -operand if isinstance(node.op, ast.USub) else (not operand if isinstance(node.op, ast.Not) else operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return _COMPARE[type(node.ops[0])](_evaluate(node.left, lookup), _evaluate(node.comparators[0], lookup))
+    if isinstance(node, ast.BoolOp):
+        values = [_evaluate(v, lookup) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
+        return _FUNCTIONS[node.func.id](*(_evaluate(a, lookup) for a in node.args))
+    raise Missing(ast.unparse(node))
+
+
+def _status(cap: Cap, facts: Mapping[str, Any]) -> tuple[str, str]:
+    """(applied | not applied | did not bind | unknown, why) for one cap, from its guard and knobs."""
+    for knob in cap.knobs:
+        name = knob.rsplit(".", 1)[-1]
+        if name in facts and facts[name] is None and cap.category in ("min", "override"):
+            return "did not bind", f"{name} unset"
+    for condition in cap.guard:
+        try:
+            if not _evaluate(ast.parse(condition, mode="eval").body, lambda n: _lookup(n, {}, facts)):
+                return "not applied", f"{condition} is false"
+        except (Missing, SyntaxError, TypeError) as exc:
+            reason = f"needs {exc.name}" if isinstance(exc, Missing) else f"cannot evaluate {condition}"
+            return "unknown", reason
+    if cap.guard:
+        return "applied", " and ".join(cap.guard)
+    return "applies", "no condition on this write (its function may be called under one)"
+
+
+def _how(name: str) -> str:
+    for pattern, quantity in ROLES:
+        if pattern.search(name):
+            return f"--set {name}=VALUE, or a log with {QUANTITIES[quantity]}"
+    return f"--set {name}=VALUE"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
