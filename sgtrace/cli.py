@@ -139,15 +139,30 @@ Examples:
 """
 
 
-def _trace_inputs(
-    attribute: str, target: str | None, max_nodes: int, jobs: int | None, cache_dir: Path | None, no_cache: bool
-) -> Any:
-    """Resolve the tree and run the api's trace; exits with code 2 on input errors."""
+def _one_tree(target: str | None, jobs: int | None, cache_dir: Path | None, no_cache: bool) -> tuple[Any, Any]:
+    """(the tree to analyse, run options): PATH|SPEC resolved, or the embedded default."""
     from sgtrace import api
 
     options = _run_options(jobs, cache_dir, no_cache)
-    resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
-    return api.trace(api.TraceQuery(attribute, max_nodes=max_nodes), resolved[0], options)
+    return api.resolve_targets([target] if target else [], options.cache_dir, _warn)[0], options
+
+
+def _trace_inputs(
+    attribute: str, target: str | None, max_nodes: int, jobs: int | None, cache_dir: Path | None, no_cache: bool
+) -> Any:
+    """Resolve the tree and run the api's trace."""
+    from sgtrace import api
+
+    tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+    return api.trace(api.TraceQuery(attribute, max_nodes=max_nodes), tree, options)
+
+
+def _budget_options(function: Any) -> Any:
+    """--attr and --budget, shared by caps and explain."""
+    function = click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute)(function)
+    return click.option("--attr", "attribute", default="max_total_num_tokens", show_default=True, callback=_attribute)(
+        function
+    )
 
 
 def _guarded(debug: bool, run: Any) -> Any:
@@ -285,8 +300,7 @@ Exit codes: 0 caps found, 1 none found, 2 usage or input error.
 
 @cli.command(epilog=_CAPS_EPILOG)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
-@click.option("--attr", "attribute", default="max_total_num_tokens", show_default=True, callback=_attribute)
-@click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute)
+@_budget_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @_common
 def caps(
@@ -305,9 +319,8 @@ def caps(
     from sgtrace.report import caps_json, caps_text
 
     def run() -> Any:
-        options = _run_options(jobs, cache_dir, no_cache)
-        resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
-        return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, resolved[0], options)
+        tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+        return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
 
     result = _guarded(debug, run)
     for error in result.errors:
@@ -338,8 +351,7 @@ A missing input is named with what would supply it; exit code 2 then.
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--log", "log_file", type=click.File("r", errors="replace"), help="An SGLang start-up log.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
-@click.option("--attr", "attribute", default="max_total_num_tokens", show_default=True, callback=_attribute)
-@click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute)
+@_budget_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_common
 def explain(
@@ -371,9 +383,8 @@ def explain(
     log = log_file.read() if log_file is not None else None
 
     def run() -> Any:
-        options = _run_options(jobs, cache_dir, no_cache)
-        resolved = api.resolve_targets([target] if target else [], options.cache_dir, _warn)
-        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, resolved[0], options, log, values)
+        tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options, log, values)
 
     found, result = _guarded(debug, run)
     render = explain_report.render_json if fmt == "json" else explain_report.render

@@ -199,25 +199,19 @@ class Project:
 
     def class_def(self, qualified: str) -> tuple[Module, ClassDef] | None:
         """The class of that qualified name, if the tree defines it."""
-        where = self.split(qualified)
-        loaded = self.module(where[0]) if where else None
-        if loaded is None or where is None:
-            return None
-        for cls in loaded.outline.classes:
-            if cls.qualname == where[1]:
-                return loaded, cls
-        return None
+        loaded, name = self._where(qualified)
+        found = next((c for c in loaded.outline.classes if c.qualname == name), None) if loaded else None
+        return (loaded, found) if loaded is not None and found is not None else None
 
     def function(self, qualified: str) -> tuple[Module, Function] | None:
         """The function or method of that qualified name, if the tree defines it."""
+        loaded, name = self._where(qualified)
+        found = next((f for f in loaded.outline.functions if f.qualname == name), None) if loaded else None
+        return (loaded, found) if loaded is not None and found is not None else None
+
+    def _where(self, qualified: str) -> tuple[Module | None, str]:
         where = self.split(qualified)
-        loaded = self.module(where[0]) if where else None
-        if loaded is None or where is None:
-            return None
-        for function in loaded.outline.functions:
-            if function.qualname == where[1]:
-                return loaded, function
-        return None
+        return (self.module(where[0]), where[1]) if where else (None, "")
 
     def methods(self, cls: str) -> tuple[tuple[Module, Function], ...]:
         """The methods a class defines itself."""
