@@ -23,6 +23,7 @@ from sgtrace.model import (
 from sgtrace.sources import Target, resolve
 
 if TYPE_CHECKING:
+    from sgtrace.analyses.diff import CapDiff
     from sgtrace.analyses.explain import Explanation
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "TraceQuery",
     "TraceResult",
     "caps",
+    "diff",
     "explain",
     "find",
     "resolve_targets",
@@ -44,8 +46,10 @@ class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
 
-def resolve_targets(targets: Sequence[str], cache_dir: Path | None, notify: Callable[[str], None]) -> list[Target]:
-    """Resolve PATH|SPEC arguments (none: the embedded default), telling *notify* what was chosen."""
+def resolve_targets(
+    targets: Sequence[str], cache_dir: Path | None, notify: Callable[[str], None], git: str | None = None
+) -> list[Target]:
+    """Resolve PATH|SPEC arguments (none: the embedded default; revisions with *git*), telling *notify*."""
     from sgtrace.cache import default_dir
 
     fetch_dir = cache_dir or default_dir()
@@ -53,7 +57,7 @@ def resolve_targets(targets: Sequence[str], cache_dir: Path | None, notify: Call
     wanted: list[str | None] = list(targets) or [None]
     for text in wanted:
         try:
-            target = resolve(text, fetch_dir)
+            target = resolve(text, fetch_dir, git)
         except FetchError as exc:
             raise InputError(str(exc)) from exc
         if target.note:
@@ -164,3 +168,14 @@ def explain(
     facts: dict[str, object] = dict(read_log(log)) if log is not None else {}
     facts.update(settings)
     return found, evaluate(list(found.budget_sites), list(found.caps), budget, facts)
+
+
+def diff(
+    query: TraceQuery, budget: str, old: Target, new: Target, options: RunOptions
+) -> tuple[CapsResult, CapsResult, CapDiff]:
+    """The caps and budget sites of two trees, and how they differ."""
+    from sgtrace.analyses.diff import compare
+
+    before = caps(query, budget, old, options)
+    after = caps(query, budget, new, options)
+    return before, after, compare(before.caps, after.caps, before.budget_sites, after.budget_sites)

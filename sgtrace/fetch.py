@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -147,3 +149,46 @@ def _safe_member(member: zipfile.ZipInfo) -> PurePosixPath | None:
     if path.is_absolute() or ".." in path.parts or "\\" in name:
         return None
     return path
+
+
+def git_tree(repository: str, revision: str, cache_dir: Path) -> Path:
+    """The ``.py`` files of *repository* at *revision* (``git archive``), unpacked into the cache once."""
+    sha = _git(repository, "rev-parse", "--verify", f"{revision}^{{commit}}").decode().strip()
+    final = cache_dir / "releases" / f"git-{sha}"
+    if final.is_dir():
+        return final
+    archive = _git(repository, "archive", "--format=tar", sha)
+    work = Path(tempfile.mkdtemp(prefix=".git-", dir=_ensure(cache_dir / "releases")))
+    try:
+        tree = work / "tree"
+        with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
+            for member in bundle.getmembers():
+                path = PurePosixPath(member.name)
+                if not member.isfile() or not member.name.endswith(".py") or path.is_absolute() or ".." in path.parts:
+                    continue
+                source = bundle.extractfile(member)
+                if source is None:
+                    continue
+                destination = tree.joinpath(*path.parts)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                destination.write_bytes(source.read())
+        tree.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(tree, final)
+        except OSError:
+            if not final.is_dir():
+                raise FetchError(f"cannot move the tree of {revision} into {final}") from None
+        return final
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _git(repository: str, *arguments: str) -> bytes:
+    try:
+        proc = subprocess.run(["git", "-C", repository, *arguments], capture_output=True, stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        raise FetchError(f"cannot run git: {exc.strerror}") from exc
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise FetchError(f"git {arguments[0]} failed in {repository}: {message[-1] if message else proc.returncode}")
+    return proc.stdout

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from sgtrace.fetch import installed_package, is_spec, release_dir, wheel_dir
+from sgtrace.fetch import git_tree, installed_package, is_spec, release_dir, wheel_dir
 
 #: The package analysed when no path is given, if it is installed.
 DEFAULT_PACKAGE = "sglang"
@@ -29,11 +29,13 @@ def sample_tree() -> Path:
     return Path(str(resources.files("sgtrace") / "sample"))
 
 
-def resolve(target: str | None, cache_dir: Path) -> Target:
-    """Turn the command line's PATH|SPEC (or its absence) into a tree on disk.
+def resolve(target: str | None, cache_dir: Path, git: str | None = None) -> Target:
+    """Turn the command line's PATH|SPEC (or its absence, or a revision of *git*) into a tree on disk.
 
-    Raises FetchError for a spec that cannot be fetched.
+    Raises FetchError for a spec or revision that cannot be fetched.
     """
+    if git is not None and target is not None:
+        return Target(str(git_tree(git, target, cache_dir)), f"{target}")
     if target is None:
         return _default()
     if is_spec(target):

@@ -15,6 +15,7 @@ from sgtrace.fetch import FetchError, release_dir
 
 #: The releases the real-release tests read; the newest is the newest on the registry when written.
 OLDEST = "0.4.6"
+EARLY_05 = "0.5.2"
 MIDDLE = "0.5.9"
 NEWEST = "0.5.23"
 
