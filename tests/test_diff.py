@@ -152,3 +152,30 @@ def test_diff_sarif_locates_results_in_new(tmp_path: Path) -> None:
     location = result["locations"][0]["physicalLocation"]
     lines = (new / location["artifactLocation"]["uri"]).read_text().splitlines()
     assert ".item()" in lines[location["region"]["startLine"] - 1]
+
+
+def test_git_revisions_of_a_checkout(tmp_path: Path) -> None:
+    import subprocess
+
+    repo = _tree(tmp_path / "repo")
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True, capture_output=True
+        )
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    (repo / "pkg" / "runner.py").write_text(ADDED)
+    git("commit", "-qam", "two")
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["diff", "HEAD~1", "HEAD", "--git", str(repo), "--format", "json", "--cache-dir", str(tmp_path / "c")]
+    )
+    assert out.exit_code == 1, out.output
+    assert [c["category"] for c in json.loads(out.stdout)["added"]] == ["reduce"]
+    missing = runner.invoke(
+        cli, ["diff", "no-such-rev", "HEAD", "--git", str(repo), "--cache-dir", str(tmp_path / "c")]
+    )
+    assert missing.exit_code == 2 and "git rev-parse failed" in missing.stderr
