@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import asdict
@@ -130,3 +131,31 @@ def _access(item: object) -> Access:
         if not isinstance(item[name], expected):  # type: ignore[arg-type]
             raise ValueError(f"malformed field {name}")
     return Access(**item)
+
+
+def usage(directory: Path) -> dict[str, tuple[int, int]]:
+    """Entries and bytes under each part of a cache directory (scan, index, graph, releases)."""
+    found: dict[str, tuple[int, int]] = {}
+    if not directory.is_dir():
+        return found
+    for part in sorted(p for p in directory.iterdir() if p.is_dir()):
+        files = [f for f in part.rglob("*") if f.is_file()]
+        found[part.name] = (len(files), sum(f.stat().st_size for f in files))
+    return found
+
+
+def clear(directory: Path, keep: tuple[str, ...] = ()) -> int:
+    """Remove the cache's parts except *keep*; return the number of files removed."""
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for part in directory.iterdir():
+        if part.name in keep:
+            continue
+        if part.is_dir():
+            removed += sum(1 for f in part.rglob("*") if f.is_file())
+            shutil.rmtree(part, ignore_errors=True)
+        else:
+            part.unlink(missing_ok=True)
+            removed += 1
+    return removed

@@ -146,3 +146,18 @@ def test_installed_package_is_located_without_importing_it(tmp_path: Path, monke
     assert f"analysing the installed sglang at {package}" in proc.stderr
     [write] = json.loads(proc.stdout)["writes"]
     assert (write["path"], write["owner"], write["function"]) == ("runner.py", "sglang.runner.R", "R.f")
+
+
+def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FORMS)
+    cache = tmp_path / "cache"
+    assert _invoke("find", "max_total_num_tokens", ".", "--cache-dir", str(cache))[0] == 0
+    (cache / "releases" / "sglang-0").mkdir(parents=True)
+    (cache / "releases" / "sglang-0" / "m.py").write_text("x = 1\n")
+    code, out, _ = _invoke("cache", "info", "--cache-dir", str(cache))
+    assert code == 0 and "scan" in out and "releases" in out
+    code, out, _ = _invoke("cache", "clear", "--cache-dir", str(cache), "--keep-releases")
+    assert code == 0 and out.startswith("removed ")
+    assert not (cache / "scan").exists() and (cache / "releases" / "sglang-0" / "m.py").exists()
+    _invoke("cache", "clear", "--cache-dir", str(cache))
+    assert "(empty)" in _invoke("cache", "info", "--cache-dir", str(cache))[1]
