@@ -1,0 +1,38 @@
+"""The command line: options into a query, one api call, one render, one exit code.
+
+Each command lives in its own module; importing this package registers them all on ``cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from sgtrace.cli import cache_cmd, caps_cmds, find_cmd, gate_cmds, graph_cmds  # noqa: F401  (registers the commands)
+from sgtrace.cli.base import _warn, cli
+from sgtrace.model import ExitCode
+
+__all__ = ["cli", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: click with usage errors shortened to one line (exit code 2)."""
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="sgtrace", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(ExitCode.ERROR)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "sgtrace"
+        _warn(f"error: {exc.format_message()} (see '{command} --help')")
+        sys.exit(ExitCode.ERROR)
+    except click.Abort:
+        _warn("aborted")
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        _warn(f"error: {exc.format_message()}")
+        sys.exit(ExitCode.ERROR)

@@ -1,0 +1,57 @@
+"""``sgtrace cache info`` and ``sgtrace cache clear``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sgtrace.cli.base import (
+    cli,
+)
+
+
+@cli.group(name="cache")
+def cache_group() -> None:
+    """The on-disk cache: per-file results, the index, graphs, fetched releases.
+
+    \b
+    Examples:
+      sgtrace cache info
+      sgtrace cache clear --keep-releases
+    """
+
+
+_CACHE_DIR = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="SGTRACE_CACHE_DIR",
+    help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace].",
+)
+
+
+@cache_group.command(name="info")
+@_CACHE_DIR
+def cache_info(cache_dir: Path | None) -> None:
+    """Where the cache is, and what it holds."""
+    from sgtrace.cache import default_dir, usage
+
+    directory = cache_dir or default_dir()
+    click.echo(f"cache directory: {directory}")
+    parts = usage(directory)
+    if not parts:
+        click.echo("  (empty)")
+    for name, (files, size) in parts.items():
+        click.echo(f"  {name:<10} {files:>7} files {size / (1 << 20):>9.1f} MiB")
+
+
+@cache_group.command(name="clear")
+@_CACHE_DIR
+@click.option("--keep-releases", is_flag=True, help="Keep fetched releases (they cost a download).")
+def cache_clear(cache_dir: Path | None, keep_releases: bool) -> None:
+    """Empty the cache."""
+    from sgtrace.cache import clear, default_dir
+
+    directory = cache_dir or default_dir()
+    removed = clear(directory, ("releases",) if keep_releases else ())
+    click.echo(f"removed {removed} files from {directory}")

@@ -1,0 +1,162 @@
+"""``sgtrace trace`` and ``sgtrace graph``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from sgtrace.cli.base import (
+    _attribute,
+    _common,
+    _guarded,
+    _trace_inputs,
+    _warn,
+    cli,
+)
+from sgtrace.model import ExitCode
+
+_TRACE_EPILOG = """\b
+Examples:
+  sgtrace trace max_total_num_tokens                       # installed sglang, else the sample
+  sgtrace trace max_total_num_tokens sglang==0.5.9
+  sgtrace trace max_total_num_tokens sglang==0.5.9 --depth 12
+  sgtrace trace max_total_num_tokens . --format json > slice.json
+
+\b
+Each write of the attribute is followed back to what feeds it (<-op- lines),
+to knobs (server_args.X, accessor().X), environment variables, constants and
+calls outside the tree. '~' marks a link made without knowing a receiver's type.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+"""
+
+_GRAPH_EPILOG = """\b
+Examples:
+  sgtrace graph --dot > kv.dot                             # max_total_num_tokens, default tree
+  sgtrace graph max_total_num_tokens sglang==0.5.9 --dot -o kv.dot
+  sgtrace graph page_size sglang==0.5.23 --graphml -o page_size.graphml
+  sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
+  sgtrace graph sglang==0.5.23 --upstream 3 --render png -o kv.png   # a picture to read
+"""
+
+
+@cli.command(epilog=_TRACE_EPILOG)
+@click.argument("attribute", callback=_attribute)
+@click.argument("target", metavar="[PATH|SPEC]", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--depth", type=click.IntRange(min=1), default=8, show_default=True, help="Fold trees deeper than this.")
+@_common
+def trace(
+    attribute: str,
+    target: str | None,
+    fmt: str,
+    depth: int,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """The data flow of ATTRIBUTE: what feeds each of its writes, and the reads they reach.
+
+    JSON output is networkx node-link data of the slice.
+    """
+    from sgtrace.report import graphjson, tree
+
+    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
+    for error in result.errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
+    seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
+    sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
+
+
+@cli.command(epilog=_GRAPH_EPILOG)
+@click.argument("arguments", metavar="[ATTRIBUTE] [PATH|SPEC]", nargs=-1)
+@click.option("--dot", "fmt", flag_value="dot", default=True, help="Graphviz DOT (the default).")
+@click.option("--json", "fmt", flag_value="json", help="networkx node-link JSON.")
+@click.option("--graphml", "fmt", flag_value="graphml", help="GraphML.")
+@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option(
+    "--upstream",
+    type=click.IntRange(min=0),
+    help="Keep only the writes and what lies this many edges upstream of them (a picture to read).",
+)
+@_common
+def graph(
+    arguments: Sequence[str],
+    fmt: str,
+    render: str | None,
+    output: Path | None,
+    upstream: int | None,
+    max_nodes: int,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
+    from sgtrace.report import dot, graphjson
+
+    attribute, target = _graph_arguments(arguments)
+    if render and output is None:
+        raise click.UsageError("--render needs -o FILE")
+    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
+    for error in result.errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    if upstream is not None:
+        from dataclasses import replace
+
+        from sgtrace.graph.views import upstream as upstream_view
+
+        result = replace(result, graph=upstream_view(result.graph, upstream))
+    if fmt == "json":
+        text = graphjson.render(result)
+    elif fmt == "graphml":
+        text = graphjson.render_graphml(result)
+    else:
+        text = dot.render(result.graph, f"{attribute} in {result.root}")
+    if render:
+        assert output is not None
+        _render(text if fmt == "dot" else dot.render(result.graph, attribute), render, output)
+    elif output is not None:
+        output.write_text(text, encoding="utf-8")
+        _warn(f"wrote {output} ({result.graph.number_of_nodes()} nodes, {result.graph.number_of_edges()} edges)")
+    else:
+        click.echo(text, nl=False)
+
+
+def _graph_arguments(arguments: Sequence[str]) -> tuple[str, str | None]:
+    """[ATTRIBUTE] [PATH|SPEC]: a first word that is an identifier and not a path is the attribute."""
+    from sgtrace.fetch import is_spec
+
+    if len(arguments) > 2:
+        raise click.UsageError("expected at most ATTRIBUTE and PATH|SPEC")
+    words = list(arguments)
+    attribute = "max_total_num_tokens"
+    if words and words[0].isidentifier() and not Path(words[0]).exists() and not is_spec(words[0]):
+        attribute = words.pop(0)
+    if len(words) > 1:
+        raise click.UsageError(f"{words[0]!r} is not an attribute name")
+    return attribute, (words[0] if words else None)
+
+
+def _render(dot_text: str, image: str, output: Path) -> None:
+    """Run Graphviz; say clearly when it is not installed."""
+    import shutil as _shutil
+    import subprocess
+
+    program = _shutil.which("dot")
+    if program is None:
+        _warn("error: Graphviz is not installed (no 'dot' on PATH); install it (e.g. apt-get install graphviz) "
+              "or write DOT with --dot -o FILE.dot")  # fmt: skip
+        sys.exit(ExitCode.ERROR)
+    proc = subprocess.run([program, f"-T{image}", "-o", str(output)], input=dot_text, text=True,
+                          capture_output=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        _warn(f"error: dot failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
+        sys.exit(ExitCode.ERROR)
+    _warn(f"wrote {output}")
