@@ -21,7 +21,7 @@ from sgtrace import __version__
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 2
+SCHEMA = 3
 
 
 def default_dir() -> Path:

@@ -78,6 +78,10 @@ def test_0_5_9_caps_in_the_kv_cache_mixin(tmp_path: Path) -> None:
     assert drafted.category == "override" and "self.is_draft_worker" in drafted.guard[0]
     split = _at(result, mixin, _line(root, mixin, "self.max_total_num_tokens = self.full_max_total_num_tokens"))
     assert split.category == "split"
+    # in the order the code applies them: the split function runs at the end of init_memory_pool
+    order = [c for c in result.caps if c.owner and c.owner.endswith("ModelRunnerKVCacheMixin")]
+    steps = [base, lowered, rounded, reduced, drafted, split]
+    assert [order.index(c) for c in steps] == sorted(order.index(c) for c in steps)
     assert any(c.category == "reserve" and c.path == mixin for c in result.caps)  # mamba state
     # the disaggregation queues lower their own copy, listed under their owners
     owners = {c.owner for c in result.caps if c.category == "min"}

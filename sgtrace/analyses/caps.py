@@ -77,11 +77,32 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     reserves = [c for c in caps if c.category == "reserve"]
     report_sites = [_site(graph, s, derived) for s in sites]
     report_sites += [BudgetSite(c.path, c.line, c.code, c.knobs) for c in reserves]
-    return sorted(report_sites, key=lambda s: (s.path, s.line)), sorted(caps, key=_cap_order)
+    order = _application_order(graph.graph.get("calls") or [])
+    return sorted(report_sites, key=lambda s: (s.path, s.line)), sorted(caps, key=order)
 
 
-def _cap_order(cap: Cap) -> tuple[str, str, int, str]:
-    return (cap.owner or "", cap.path, cap.line, cap.category)
+def _application_order(calls: list[list[Any]]) -> Any:
+    """Sort key: owner, then the order a class applies its caps (a callee's at its call's line)."""
+    called_from: dict[tuple[str, str], tuple[str, int]] = {}
+    for owner, caller, callee, line in calls:
+        called_from.setdefault((str(owner), str(callee)), (str(caller), int(line)))
+
+    def position(owner: str, function: str, line: int) -> tuple[int, ...]:
+        chain = [line]
+        seen = {function}
+        while (owner, function) in called_from:
+            function, line = called_from[(owner, function)]
+            if function in seen:
+                break
+            seen.add(function)
+            chain.append(line)
+        return tuple(reversed(chain))
+
+    def key(cap: Cap) -> tuple[Any, ...]:
+        owner = cap.owner or ""
+        return (owner, cap.path, position(owner, cap.function or "", cap.line), cap.category)
+
+    return key
 
 
 def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from functools import partial
 
+import networkx as nx
+
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.slicer import Slicer
 from sgtrace.model import Site
@@ -34,7 +36,40 @@ def build(
         for point in _seed_read(slicer, project, modules, attribute, site):
             slicer.graph.nodes[point][SEED] = "read"
     slicer.run()
+    slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     return slicer
+
+
+#: Graph attribute: [owner, caller, callee, line] for methods of one class that call each other
+#: (``self.f()``), so analyses can order what a class does in the order it runs.
+CALLS = "calls"
+
+
+def calls_within_classes(project: Project, graph: nx.DiGraph) -> list[list[object]]:
+    """Calls ``self.m(...)`` between the methods of each class that owns a node of the graph."""
+    functions: dict[str, set[str]] = {}
+    for point in graph.nodes:
+        attributes = graph.nodes[point]
+        if attributes.get("owner") and attributes.get("function"):
+            functions.setdefault(str(attributes["owner"]), set()).add(str(attributes["function"]))
+    found: list[list[object]] = []
+    for owner, names in sorted(functions.items()):
+        short = {name.rsplit(".", 1)[-1]: name for name in names}
+        for module, method in project.methods(owner):
+            if method.qualname not in names:
+                continue
+            for site in project.body(module, method).calls:
+                callee = site.call.base
+                if (
+                    callee is not None
+                    and callee.kind == "attr"
+                    and callee.base is not None
+                    and callee.base.text == "self"
+                ):
+                    target = short.get(callee.name)
+                    if target is not None and target != method.qualname:
+                        found.append([owner, method.qualname, target, site.line])
+    return sorted(found, key=lambda row: tuple(str(v) for v in row))
 
 
 def _scope(project: Project, modules: dict[str, str], site: Site) -> Scope | None:

@@ -19,7 +19,7 @@ def render(result: CapsResult) -> str:
             knobs = f"   [{', '.join(site.knobs)}]" if site.knobs else ""
             lines.append(f"  {site.path}:{site.line}  {site.code}{knobs}")
     lines.append("")
-    lines.append(f"caps ({len(result.caps)}), by owner, in code order:")
+    lines.append(f"caps ({len(result.caps)}), by owner, in the order the code applies them:")
     for owner, group in groupby(result.caps, key=lambda c: c.owner or "<module level>"):
         lines.append(f"  {owner}")
         for cap in group:
