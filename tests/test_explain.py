@@ -68,3 +68,13 @@ def test_explain_cli_on_the_sample_tree(tmp_path: Path) -> None:
     assert text.exit_code == 2 and "missing input" in text.stderr
     usage = runner.invoke(cli, ["explain", str(sample_tree())])
     assert usage.exit_code == 2
+
+
+def test_the_first_whole_chain_gives_the_prediction() -> None:
+    resize = BudgetSite("z.py", 5, "headroom = pre_model_load_memory * (1 - mem_fraction_static)", ())
+    later = BudgetSite("z.py", 9, "budget = free_gb - headroom", ())
+    facts = read_log(LOG.read_text())
+    result = explain([FORMULA, resize, later], [], "mem_fraction_static", facts)
+    assert round(result.kv_budget_gb or 0, 2) == 10.43
+    assert result.missing == {"free_gb": "--set free_gb=VALUE"}
+    assert [s.value is None for s in result.steps] == [False, False, True]

@@ -140,3 +140,4 @@ def test_explain_names_what_the_newest_formula_needs(tmp_path: Path) -> None:
     )  # fmt: skip
     steps = {s.target: s.value for s in supplied.steps}
     assert steps["rest_memory"] == pytest.approx(21.71 - 94.04 * 0.12)
+    assert supplied.kv_budget_gb is not None and round(supplied.kv_budget_gb, 2) == 10.43

@@ -100,32 +100,42 @@ class Explanation:
 
 
 def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mapping[str, Any]) -> Explanation:
-    """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values)."""
+    """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values).
+
+    A release may compute the budget on more than one path (a start-up sizing and a later resize):
+    each statement that mentions the budget starts a chain, statements using a chain's results join
+    it, and the prediction is the result of the first chain that could be computed whole.
+    """
     env: dict[str, Any] = {}
     missing: dict[str, str] = {}
     steps: list[Step] = []
-    formula_names: set[str] = set()
+    chains: list[list[Step]] = []
+    chain_of: dict[str, int] = {}
     for site in sorted(sites, key=lambda s: (s.path, s.line)):
         target, value_node = _statement(site.code)
         if value_node is None:
             continue
         names = _names(value_node)
-        if budget not in names and not names & formula_names:
+        joined = sorted({chain_of[n] for n in names if n in chain_of})
+        if budget not in names and not joined:
             continue  # a reservation that does not apply to this formula's inputs
+        if not joined:
+            chains.append([])
+        index = joined[0] if joined else len(chains) - 1
         try:
             value = _evaluate(value_node, lambda name: _lookup(name, env, facts))
-            steps.append(Step(site.path, site.line, site.code, target, float(value)))
+            step = Step(site.path, site.line, site.code, target, float(value))
             if target:
                 env[target] = value
-                formula_names.add(target)
         except Missing as exc:
             missing[exc.name] = _how(exc.name)
-            steps.append(Step(site.path, site.line, site.code, target, None, (exc.name,)))
-            if target:
-                formula_names.add(target)
-    prediction = next((s.value for s in reversed(steps) if s.value is not None), None)
-    if any(s.value is None for s in steps):
-        prediction = None
+            step = Step(site.path, site.line, site.code, target, None, (exc.name,))
+        steps.append(step)
+        chains[index].append(step)
+        if target:
+            chain_of[target] = index
+    complete = [chain for chain in chains if chain and all(s.value is not None for s in chain)]
+    prediction = complete[0][-1].value if complete else None
     observed_gb = _number(facts.get("kv_gb"))
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None

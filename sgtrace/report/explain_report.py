@@ -36,7 +36,8 @@ def render(found: CapsResult, result: Explanation) -> str:
             lines.append(f"  {cap.path}:{cap.line}  {cap.category:<8} {status}: {why}")
     if result.missing:
         lines.append("")
-        lines.append("missing inputs (nothing is guessed):")
+        needed = "" if result.kv_budget_gb is None else " (for the other statements; the prediction above is whole)"
+        lines.append(f"missing inputs, nothing is guessed{needed}:")
         lines.extend(f"  {name}: {how}" for name, how in sorted(result.missing.items()))
     return "\n".join(lines) + "\n"
 
