@@ -179,3 +179,19 @@ def test_git_revisions_of_a_checkout(tmp_path: Path) -> None:
         cli, ["diff", "no-such-rev", "HEAD", "--git", str(repo), "--cache-dir", str(tmp_path / "c")]
     )
     assert missing.exit_code == 2 and "git rev-parse failed" in missing.stderr
+
+
+def test_diff_and_caps_sarif_validate_against_the_sarif_2_1_0_schema(tmp_path: Path) -> None:
+    from tests.sarif_schema import assert_valid_sarif
+
+    old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new", ADDED)
+    runner = CliRunner()
+    diff_log = json.loads(runner.invoke(cli, ["diff", str(old), str(new), "--format", "sarif", "--no-cache"]).stdout)
+    caps_log = json.loads(runner.invoke(cli, ["caps", str(new), "--format", "sarif", "--no-cache"]).stdout)
+    assert diff_log["runs"][0]["results"] and caps_log["runs"][0]["results"]
+    assert_valid_sarif(diff_log)
+    assert_valid_sarif(caps_log)
+    broken = json.loads(json.dumps(diff_log))
+    broken["runs"][0]["results"][0]["level"] = "fatal"  # not a SARIF level: the check can fail
+    with pytest.raises(AssertionError):
+        assert_valid_sarif(broken)
