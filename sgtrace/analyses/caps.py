@@ -63,7 +63,12 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     pool = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
     # the pool size proper: writes whose value reaches other writes of it; a write nothing else
     # takes from (a statistics or report field) is a sink, and what only feeds sinks is no cap
-    core = [p for p in pool if any(q in pool for q in nx.descendants(graph, p))]
+    seeds = set(pool)
+    core = [
+        p
+        for p in pool
+        if seeds & nx.descendants(graph, p) or not seeds & nx.ancestors(graph, p)  # feeds others, or is first
+    ]
     upstream_of_core = set(core).union(*(nx.ancestors(graph, p) for p in core)) if core else set()
     sites = [s for s in budget_sites(graph, budget) if s in upstream_of_core]
     derived = set(sites).union(*(nx.descendants(graph, s) for s in sites)) if sites else set()

@@ -1,0 +1,137 @@
+"""Hostile and awkward input: code that must never run, damaged caches, odd paths and syntax."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sgtrace.cli import cli
+
+TRAP = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("imported")
+raise SystemExit("sgtrace must never import me")
+
+
+class Runner:
+    def __init__(self, mem_fraction_static):
+        self.mem_fraction_static = mem_fraction_static
+
+    def init(self, avail, total):
+        rest_memory = avail - total * (1 - self.mem_fraction_static)
+        self.max_total_num_tokens = int(rest_memory) // 2
+"""
+
+
+def test_analysed_code_is_never_imported_or_written(tmp_path: Path) -> None:
+    marker = tmp_path / "was_imported"
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text(TRAP.format(marker=str(marker)))
+    (tree / "pkg" / "runner.py").write_text(TRAP.format(marker=str(marker)))
+    (tree / "setup.py").write_text(TRAP.format(marker=str(marker)))
+    before = {p: p.stat().st_mtime_ns for p in tree.rglob("*")}
+    runner = CliRunner()
+    for args in (
+        ["find", "max_total_num_tokens", str(tree)],
+        ["trace", "max_total_num_tokens", str(tree)],
+        ["caps", str(tree)],
+    ):
+        result = runner.invoke(cli, [*args, "--cache-dir", str(tmp_path / "cache")])
+        assert result.exit_code == 0, result.output
+    assert not marker.exists()
+    assert {p: p.stat().st_mtime_ns for p in tree.rglob("*")} == before  # nothing written into the tree
+
+
+def test_damaged_cache_entries_are_ignored_with_a_warning_and_rebuilt(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "m.py").write_text("o.max_total_num_tokens = 1\n")
+    cache = tmp_path / "cache"
+    runner = CliRunner()
+    first = runner.invoke(
+        cli, ["find", "max_total_num_tokens", str(tree), "--format", "json", "--cache-dir", str(cache)]
+    )
+    entries = list((cache / "scan").rglob("*.json"))
+    assert len(entries) == 1
+    for damage in (b"", b"{not json", json.dumps({"schema": 0, "key": "x", "data": {}}).encode(), b"\x00\xff" * 10):
+        entries[0].write_bytes(damage)
+        again = runner.invoke(
+            cli, ["find", "max_total_num_tokens", str(tree), "--format", "json", "--cache-dir", str(cache)]
+        )
+        assert again.stdout == first.stdout
+        if damage:
+            assert "ignoring damaged cache entry" in again.stderr
+        assert json.loads(entries[0].read_text())["data"]["accesses"]  # rebuilt
+
+
+def test_two_processes_on_one_cache_both_succeed(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for index in range(40):
+        (tree / f"m{index}.py").write_text(f"o.max_total_num_tokens = {index}\n" + "x = 1\n" * 2000)
+    command = [sys.executable, "-m", "sgtrace", "find", "max_total_num_tokens", str(tree), "--format", "json",
+               "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outputs = [p.communicate(timeout=120) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0]
+    results = [json.loads(out) for out, _ in outputs]
+    assert results[0] == results[1] and len(results[0]["writes"]) == 40
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+AWKWARD = {
+    "async.py": "async def f(o):\n    async for o.max_total_num_tokens in g():\n        pass\n",
+    "match.py": "match x:\n    case {'k': v}:\n        o.max_total_num_tokens = v\n",
+    "pep695.py": "class Box[T]:\n    max_total_num_tokens: int\ntype Alias = list[int]\n",
+    "walrus.py": "if (n := f()):\n    o.max_total_num_tokens = n\n",
+    "decorated.py": "@dataclass(frozen=True)\nclass C:\n    max_total_num_tokens: int = 0\n",
+    "formfeed.py": "x = 1\n\x0c\no.max_total_num_tokens = 2\n",
+    "tabs.py": "if x:\n\to.max_total_num_tokens = 3\n",
+}
+
+
+def test_awkward_sources_and_paths(tmp_path: Path) -> None:
+    tree = tmp_path / "dir with spaces" / "ünïcødé"
+    tree.mkdir(parents=True)
+    for name, source in AWKWARD.items():
+        (tree / name).write_text(source)
+    (tree / "crlf bom.py").write_bytes(b"\xef\xbb\xbfx = 1\r\no.max_total_num_tokens = 4\r\n")
+    (tree / "latin1.py").write_bytes(
+        "# -*- coding: latin-1 -*-\ns = 'é'; o.max_total_num_tokens = 5\n".encode("latin-1")
+    )
+    result = CliRunner().invoke(cli, ["find", "max_total_num_tokens", str(tree), "--format", "json", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["errors"] == []
+    found = {(w["path"], w["line"], w["kind"]) for w in payload["writes"]}
+    assert found == {
+        ("async.py", 2, "for"), ("match.py", 3, "assign"), ("pep695.py", 2, "field"), ("walrus.py", 2, "assign"),
+        ("decorated.py", 3, "field"), ("formfeed.py", 3, "assign"), ("tabs.py", 2, "assign"),
+        ("crlf bom.py", 2, "assign"), ("latin1.py", 2, "assign"),
+    }  # fmt: skip
+    latin = next(w for w in payload["writes"] if w["path"] == "latin1.py")
+    assert latin["column"] == 10
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_tree_is_not_written_even_when_read_only(tmp_path: Path) -> None:
+    tree = tmp_path / "ro"
+    tree.mkdir()
+    (tree / "m.py").write_text(textwrap.dedent("o.max_total_num_tokens = 1\n"))
+    tree.chmod(0o555)
+    try:
+        result = CliRunner().invoke(
+            cli, ["find", "max_total_num_tokens", str(tree), "--cache-dir", str(tmp_path / "c")]
+        )
+        assert result.exit_code == 0
+        assert sorted(p.name for p in tree.iterdir()) == ["m.py"]
+    finally:
+        tree.chmod(0o755)
