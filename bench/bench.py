@@ -12,6 +12,7 @@ Prints a Markdown table: median seconds and the ratio to grep's median.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -32,16 +33,25 @@ COMMANDS = ("find", "trace", "caps")
 Row = tuple[str, float, float]
 
 
+#: Peak resident memory (MiB) of any command run so far, by command label.
+PEAKS: dict[str, float] = {}
+
+
 def _time(command: list[str], runs: int, prepare: object = None) -> float:
+    """Median wall time of *runs* fresh processes; their peak RSS goes into PEAKS."""
     samples = []
     for _ in range(runs):
         if callable(prepare):
             prepare()
         start = time.perf_counter()
-        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
         samples.append(time.perf_counter() - start)
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"{' '.join(command)} exited with {proc.returncode}")
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            raise SystemExit(f"{' '.join(command)} exited with {code}")
+        label = " ".join(command[3:5]) if command[0] == sys.executable else command[0]
+        PEAKS[label] = max(PEAKS.get(label, 0.0), usage.ru_maxrss / 1024)  # KiB on Linux
     return statistics.median(samples)
 
 
@@ -103,10 +113,12 @@ def main() -> None:
         f"tree: {options.tree or 'sglang==' + options.release}: {len(files)} files, {lines:,} lines; "
         f"median of {options.runs} runs; {shutil.which('grep')}\n"
     )
-    print("| command | median s | x grep |\n|---|---:|---:|")
+    print("| command | median s | x grep | peak RSS MiB |\n|---|---:|---:|---:|")
     commands = tuple(options.command or COMMANDS)
     for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES), commands):
-        print(f"| {label} | {seconds:.3f} | {ratio:.1f} |")
+        words = label.split()
+        peak = PEAKS.get(" ".join(words[1:3]) if words[0] == "sgtrace" else words[0], 0.0)
+        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {peak:.0f} |")
 
 
 if __name__ == "__main__":

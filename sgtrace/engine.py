@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgtrace.cache import ScanCache, key
@@ -31,6 +31,8 @@ class RunOptions:
     jobs: int | None = None
     #: Cache directory, or None to run without a cache.
     cache_dir: Path | None = None
+    #: Told (files parsed, files to parse) as the parse goes on; None for silence.
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +69,13 @@ def scan_tree(root: str, attribute: str, options: RunOptions) -> TreeScan:
             done.append((item, cached))
         else:
             pending.append((item, data, entry_key))
-    for (source, _, entry_key), result in zip(pending, _run(pending, attribute, options.jobs), strict=True):
+    for count, ((source, _, entry_key), result) in enumerate(
+        zip(pending, _run(pending, attribute, options.jobs), strict=True), 1
+    ):
         cache.put(entry_key, result)
         done.append((source, result))
+        if options.progress is not None:
+            options.progress(count, len(pending))
     stats = {"files": seen, "matched": len(done), "parsed": len(pending)}
     return TreeScan(tuple(done), tuple(errors), stats)
 

@@ -107,6 +107,8 @@ def _download(spec: str, target: Path) -> Path:
         if proc.returncode == 0 and wheels:
             return wheels[0]
         last = _pip_error(proc.stderr) or f"pip exited with code {proc.returncode}"
+    if "no matching distribution" in last.lower() or "could not find a version" in last.lower():
+        last += " (sgtrace takes wheels only: building an sdist would run its code; pass a .whl or a directory)"
     raise FetchError(f"cannot fetch {spec}: {last}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,26 @@ def _run_options(jobs: int | None, cache_dir: Path | None, no_cache: bool) -> An
     from sgtrace.api import RunOptions
     from sgtrace.cache import default_dir
 
-    return RunOptions(jobs=jobs, cache_dir=None if no_cache else (cache_dir or default_dir()))
+    progress = _Progress() if sys.stderr.isatty() else None
+    return RunOptions(jobs=jobs, cache_dir=None if no_cache else (cache_dir or default_dir()), progress=progress)
+
+
+class _Progress:
+    """``parsed N/M files`` on stderr, on a terminal, once a run has taken more than a second."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.shown = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.start < 1.0 or (now - self.shown < 0.2 and done < total):
+            return
+        self.shown = now
+        end = "\n" if done == total else ""
+        click.echo(f"\rsgtrace: parsed {done}/{total} files", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
