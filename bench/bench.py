@@ -37,7 +37,7 @@ Row = tuple[str, float, float]
 PEAKS: dict[str, float] = {}
 
 
-def _time(command: list[str], runs: int, prepare: object = None) -> float:
+def _time(command: list[str], runs: int, prepare: object = None, label: str = "") -> float:
     """Median wall time of *runs* fresh processes; their peak RSS goes into PEAKS."""
     samples = []
     for _ in range(runs):
@@ -50,8 +50,8 @@ def _time(command: list[str], runs: int, prepare: object = None) -> float:
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
             raise SystemExit(f"{' '.join(command)} exited with {code}")
-        label = " ".join(command[3:5]) if command[0] == sys.executable else command[0]
-        PEAKS[label] = max(PEAKS.get(label, 0.0), usage.ru_maxrss / 1024)  # KiB on Linux
+        name = label or command[0]
+        PEAKS[name] = max(PEAKS.get(name, 0.0), usage.ru_maxrss / 1024)  # KiB on Linux
     return statistics.median(samples)
 
 
@@ -73,13 +73,12 @@ def _cold_and_warm(command: str, attribute: str, tree: Path, runs: int, scratch:
         shutil.rmtree(cold_dir, ignore_errors=True)
 
     arguments = _arguments(command, attribute, tree)
-    cold = _time(_sgtrace(*arguments, "--cache-dir", str(cold_dir)), runs, empty)
+    cold_label = f"sgtrace {command} {attribute} (cold cache)"
+    warm_label = f"sgtrace {command} {attribute} (warm cache)"
+    cold = _time(_sgtrace(*arguments, "--cache-dir", str(cold_dir)), runs, empty, cold_label)
     subprocess.run(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), capture_output=True, check=False)
-    warm = _time(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), runs)
-    return [
-        (f"sgtrace {command} {attribute} (cold cache)", cold, cold / grep),
-        (f"sgtrace {command} {attribute} (warm cache)", warm, warm / grep),
-    ]
+    warm = _time(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), runs, None, warm_label)
+    return [(cold_label, cold, cold / grep), (warm_label, warm, warm / grep)]
 
 
 def bench(tree: Path, runs: int, attributes: tuple[str, ...], commands: tuple[str, ...]) -> list[Row]:
@@ -88,7 +87,7 @@ def bench(tree: Path, runs: int, attributes: tuple[str, ...], commands: tuple[st
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
     try:
         for attribute in attributes:
-            grep = _time(["grep", "-rn", f"{attribute}\\s*=", str(tree)], runs)
+            grep = _time(["grep", "-rn", f"{attribute}\\s*=", str(tree)], runs, None, "grep")
             rows.append((f"grep -rn '{attribute}\\s*='", grep, 1.0))
             for command in commands:
                 if command == "find" or attribute == attributes[0]:
@@ -116,9 +115,7 @@ def main() -> None:
     print("| command | median s | x grep | peak RSS MiB |\n|---|---:|---:|---:|")
     commands = tuple(options.command or COMMANDS)
     for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES), commands):
-        words = label.split()
-        peak = PEAKS.get(" ".join(words[1:3]) if words[0] == "sgtrace" else words[0], 0.0)
-        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {peak:.0f} |")
+        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {PEAKS.get(label, PEAKS.get('grep', 0.0)):.0f} |")
 
 
 if __name__ == "__main__":
