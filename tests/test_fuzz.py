@@ -12,11 +12,15 @@ from __future__ import annotations
 import ast
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from sgtrace.scan import scan_file
 from tests.ast_reference import _lines
+
+#: Generated code compiles with SyntaxWarnings ("'list' object is not callable"): expected, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 _SETTINGS = settings(
     max_examples=300,
