@@ -106,16 +106,40 @@ def _guarded(debug: bool, run: Any) -> Any:
         sys.exit(ExitCode.ERROR)
 
 
-def _common(function: Any) -> Any:
+#: --cache-dir, as every command that touches the cache spells it.
+CACHE_DIR_OPTION = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="SGTRACE_CACHE_DIR",
+    help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace].",
+)
+
+
+def _run_flags(function: Any) -> Any:
+    """--jobs, --cache-dir, --no-cache and --debug: how any analysis runs."""
     options = [
-        click.option("--max-nodes", type=click.IntRange(min=10), default=2000, show_default=True,
-                     help="Stop growing the slice past this many nodes."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes for the scan."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="SGTRACE_CACHE_DIR",
-                     help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace]."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per CPU)."),
+        CACHE_DIR_OPTION,
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
         click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
-    ]  # fmt: skip
+    ]
     for option in reversed(options):
         function = option(function)
     return function
+
+
+def _common(function: Any) -> Any:
+    """The run flags, and --max-nodes for the commands that build the graph."""
+    return click.option(
+        "--max-nodes",
+        type=click.IntRange(min=10),
+        default=2000,
+        show_default=True,
+        help="Stop growing the slice past this many nodes.",
+    )(_run_flags(function))
+
+
+def _echo_errors(errors: Any) -> None:
+    """Files that could not be analysed, one ``path:line: message`` line each, on stderr."""
+    for error in errors:
+        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sgtrace.cli.base import (
+    CACHE_DIR_OPTION,
     cli,
 )
 
@@ -22,16 +23,8 @@ def cache_group() -> None:
     """
 
 
-_CACHE_DIR = click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="SGTRACE_CACHE_DIR",
-    help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace].",
-)
-
-
 @cache_group.command(name="info")
-@_CACHE_DIR
+@CACHE_DIR_OPTION
 def cache_info(cache_dir: Path | None) -> None:
     """Where the cache is, and what it holds."""
     from sgtrace.cache import default_dir, usage
@@ -46,7 +39,7 @@ def cache_info(cache_dir: Path | None) -> None:
 
 
 @cache_group.command(name="clear")
-@_CACHE_DIR
+@CACHE_DIR_OPTION
 @click.option("--keep-releases", is_flag=True, help="Keep fetched releases (they cost a download).")
 def cache_clear(cache_dir: Path | None, keep_releases: bool) -> None:
     """Empty the cache."""

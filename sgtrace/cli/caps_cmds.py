@@ -12,6 +12,7 @@ import click
 from sgtrace.cli.base import (
     _budget_options,
     _common,
+    _echo_errors,
     _guarded,
     _one_tree,
     _warn,
@@ -59,8 +60,7 @@ def caps(
         return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
 
     result = _guarded(debug, run)
-    for error in result.errors:
-        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    _echo_errors(result.errors)
     renderers = {"json": caps_json.render, "sarif": caps_json.render_sarif, "text": caps_text.render}
     click.echo(renderers[fmt](result), nl=False)
     sys.exit(ExitCode.FOUND if result.caps else ExitCode.NOT_FOUND)

@@ -6,11 +6,15 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from sgtrace.cli.base import (
     _attribute,
+    _echo_errors,
+    _guarded,
+    _run_flags,
     _run_options,
     _warn,
     cli,
@@ -38,15 +42,7 @@ the JSON "errors"; every other file is still analysed.
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--reads", is_flag=True, help="Also list reads of the attribute.")
 @click.option("--names", is_flag=True, help="Also list bare names bound with that spelling (kind 'name').")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per CPU).")
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="SGTRACE_CACHE_DIR",
-    help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace].",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the per-file cache.")
-@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
+@_run_flags
 def find(
     attribute: str,
     targets: Sequence[str],
@@ -67,20 +63,13 @@ def find(
     from sgtrace.report import json as json_report
     from sgtrace.report import text as text_report
 
-    options = _run_options(jobs, cache_dir, no_cache)
-    try:
+    def run() -> Any:
+        options = _run_options(jobs, cache_dir, no_cache)
         resolved = api.resolve_targets(targets, options.cache_dir, _warn)
-        result = api.find(api.FindQuery(attribute, names=names, reads=reads), resolved, options)
-    except api.InputError as exc:
-        _warn(f"error: {exc}")
-        sys.exit(ExitCode.ERROR)
-    except Exception as exc:  # the api boundary: one clear line unless --debug
-        if debug:
-            raise
-        _warn(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        sys.exit(ExitCode.ERROR)
-    for error in result.errors:
-        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+        return api.find(api.FindQuery(attribute, names=names, reads=reads), resolved, options)
+
+    result = _guarded(debug, run)
+    _echo_errors(result.errors)
     if fmt == "json":
         click.echo(json_report.render(result), nl=False)
     else:

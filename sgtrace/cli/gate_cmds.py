@@ -11,6 +11,7 @@ import click
 from sgtrace.cli.base import (
     _budget_options,
     _common,
+    _echo_errors,
     _guarded,
     _one_tree,
     _run_options,
@@ -116,8 +117,7 @@ def diff(
         return api.diff(api.TraceQuery(attribute, max_nodes=max_nodes), budget, before, after, options)
 
     before, after, result = _guarded(debug, run)
-    for error in (*before.errors, *after.errors):
-        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    _echo_errors((*before.errors, *after.errors))
     _gate(fmt, old, new, attribute, result, fail_on, exit_zero)
 
 

@@ -11,6 +11,7 @@ import click
 from sgtrace.cli.base import (
     _attribute,
     _common,
+    _echo_errors,
     _guarded,
     _trace_inputs,
     _warn,
@@ -66,8 +67,7 @@ def trace(
     from sgtrace.report import graphjson, tree
 
     result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
-    for error in result.errors:
-        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    _echo_errors(result.errors)
     click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
     seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
     sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
@@ -105,8 +105,7 @@ def graph(
     if render and output is None:
         raise click.UsageError("--render needs -o FILE")
     result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
-    for error in result.errors:
-        click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    _echo_errors(result.errors)
     if upstream is not None:
         from dataclasses import replace
 
