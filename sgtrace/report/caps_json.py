@@ -6,11 +6,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from sgtrace import __version__
 from sgtrace.analyses.caps import CATEGORIES
 from sgtrace.model import CapsResult
-
-_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+from sgtrace.report import sarif
 
 
 def render(result: CapsResult) -> str:
@@ -36,39 +34,5 @@ def _cap(fields: dict[str, Any]) -> dict[str, Any]:
 
 def render_sarif(result: CapsResult) -> str:
     """SARIF 2.1.0: one rule per category, one result per cap."""
-    rules = [
-        {
-            "id": f"sgtrace/{category}",
-            "name": category,
-            "shortDescription": {"text": f"{result.attribute}: {reason}"},
-            "defaultConfiguration": {"level": "note"},
-        }
-        for category, reason in CATEGORIES.items()
-    ]
-    results = [
-        {
-            "ruleId": f"sgtrace/{cap.category}",
-            "level": "note",
-            "message": {"text": f"{cap.target} {CATEGORIES[cap.category]}: {cap.code}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": cap.path},
-                        "region": {"startLine": cap.line},
-                    }
-                }
-            ],
-        }
-        for cap in result.caps
-    ]
-    log = {
-        "$schema": _SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}},
-                "results": results,
-            }
-        ],
-    }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    results = [sarif.result(c, "note", f"{c.target} {CATEGORIES[c.category]}: {c.code}") for c in result.caps]
+    return sarif.render(results, subject=result.attribute, default_level="note")

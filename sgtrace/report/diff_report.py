@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sgtrace import __version__
-from sgtrace.analyses.caps import CATEGORIES
 from sgtrace.analyses.diff import CapDiff, fingerprint
 from sgtrace.model import Cap
-
-_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+from sgtrace.report import sarif
 
 
 def render(old: str, new: str, attribute: str, result: CapDiff) -> str:
@@ -63,27 +60,12 @@ def render_json(old: str, new: str, result: CapDiff) -> str:
 
 def render_sarif(result: CapDiff) -> str:
     """SARIF 2.1.0 for code scanning: one rule per category, results located in NEW."""
-    rules = [
-        {"id": f"sgtrace/{category}", "name": category, "shortDescription": {"text": reason}}
-        for category, reason in CATEGORIES.items()
+    changes = [(c, "added") for c in result.added] + [(b, "changed") for _, b in result.changed]
+    results = [
+        sarif.result(c, "warning", f"{change} cap ({c.category}) of {c.target}: {c.code}", fingerprint(c))
+        for c, change in changes
     ]
-    results = [_result(c, "added") for c in result.added] + [_result(b, "changed") for _, b in result.changed]
-    log = {
-        "$schema": _SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}}, "results": results}],
-    }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
-
-
-def _result(cap: Cap, change: str) -> dict[str, Any]:
-    return {
-        "ruleId": f"sgtrace/{cap.category}",
-        "level": "warning",
-        "message": {"text": f"{change} cap ({cap.category}) of {cap.target}: {cap.code}"},
-        "partialFingerprints": {"sgtrace/v1": fingerprint(cap)},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": cap.path}, "region": {"startLine": cap.line}}}],
-    }
+    return sarif.render(results)
 
 
 def _cap(cap: Cap) -> dict[str, Any]:

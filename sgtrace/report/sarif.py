@@ -1,0 +1,44 @@
+"""SARIF 2.1.0 pieces shared by ``caps`` and ``diff``/``check``: one rule per category, results on caps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sgtrace import __version__
+from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.model import Cap
+
+#: Where the SARIF 2.1.0 JSON schema is published.
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def render(results: list[dict[str, Any]], subject: str = "", default_level: str | None = None) -> str:
+    """A SARIF log with one rule per cap category (described for *subject*, if given) and *results*."""
+    rules = []
+    for category, reason in CATEGORIES.items():
+        rule: dict[str, Any] = {
+            "id": f"sgtrace/{category}",
+            "name": category,
+            "shortDescription": {"text": f"{subject}: {reason}" if subject else reason},
+        }
+        if default_level is not None:
+            rule["defaultConfiguration"] = {"level": default_level}
+        rules.append(rule)
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}}, "results": results}],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def result(cap: Cap, level: str, message: str, fingerprint: str | None = None) -> dict[str, Any]:
+    """One result on a cap, located at its path and line."""
+    found: dict[str, Any] = {"ruleId": f"sgtrace/{cap.category}", "level": level, "message": {"text": message}}
+    if fingerprint is not None:
+        found["partialFingerprints"] = {"sgtrace/v1": fingerprint}
+    found["locations"] = [
+        {"physicalLocation": {"artifactLocation": {"uri": cap.path}, "region": {"startLine": cap.line}}}
+    ]
+    return found
