@@ -89,7 +89,7 @@ def _reduce(node: Any) -> Expr:
         index = tuple(expr(n) for n in node.children_by_field_name("subscript"))
         return Expr("subscript", source, "", expr(node.child_by_field_name("value")), index)
     if kind in _SEQUENCES:
-        return Expr("tuple", source, "", args=tuple(_element(n) for n in node.named_children if n.type != "comment"))
+        return Expr("tuple", source, "", args=tuple(expr(n) for n in node.named_children if n.type != "comment"))
     if kind == "dictionary":
         return _dictionary(node, source)
     if kind in ("list_splat", "dictionary_splat", "list_splat_pattern"):
@@ -101,10 +101,6 @@ def _reduce(node: Any) -> Expr:
 def _first_named(node: Any) -> Any:
     children = [c for c in node.named_children if c.type != "comment"]
     return children[0] if children else None
-
-
-def _element(node: Any) -> Expr:
-    return expr(node)
 
 
 def _call(node: Any, source: str) -> Expr:

@@ -147,7 +147,7 @@ def _name_kind(ident: Any) -> str | None:
 
 def _binds_parameter(ident: Any, parent: Any) -> bool:
     if parent.type in ("parameters", "lambda_parameters", "list_splat_pattern", "dictionary_splat_pattern"):
-        return parent.type not in ("list_splat_pattern",) or _in_parameters(parent)
+        return parent.type != "list_splat_pattern" or _in_parameters(parent)
     if parent.type in ("default_parameter", "typed_default_parameter"):
         return bool(parent.child_by_field_name("name") == ident)
     return bool(parent.type == "typed_parameter" and parent.named_children[0] == ident)

@@ -11,7 +11,7 @@ from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.slicer import Slicer
 from sgtrace.model import Site
 from sgtrace.project import Project
-from sgtrace.records import Expr
+from sgtrace.records import Body, Expr
 
 #: Node attribute marking the writes and reads of the traced attribute itself.
 SEED = "seed"
@@ -135,10 +135,7 @@ def _seed_read(slicer: Slicer, project: Project, modules: dict[str, str], attrib
     return found
 
 
-def _attribute_exprs(body: object, attribute: str) -> Iterator[Expr]:
-    from sgtrace.records import Body
-
-    assert isinstance(body, Body)
+def _attribute_exprs(body: Body, attribute: str) -> Iterator[Expr]:
     roots: list[Expr] = (
         [a.value for a in body.assignments] + [r.value for r in body.returns] + [c.call for c in body.calls]
     )

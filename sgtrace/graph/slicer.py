@@ -119,8 +119,7 @@ class Slicer:
 
     def expand_assignment(self, scope: Scope, assignment: Assignment, point: Point) -> None:
         """Feed an assignment's target from its value."""
-        op = assignment.op if assignment.op not in ("copy",) else "copy"
-        self.feed(assignment.value, scope, assignment.line, point, op, assignment.target.path)
+        self.feed(assignment.value, scope, assignment.line, point, assignment.op, assignment.target.path)
 
     # -- what feeds an expression ------------------------------------------------
 
@@ -261,12 +260,11 @@ class Slicer:
     def _external_arguments(self, value: Expr, scope: Scope, line: int, point: Point) -> None:
         """Data may pass through a call outside the tree: its receiver and arguments feed it."""
         assert value.base is not None
-        if value.base.kind == "attr" and value.base.base is not None:
-            receiver = value.base.base
-            if receiver.kind in ("name", "attr", "call") and receiver.text not in self.project.files:
-                resolved = self.project.resolve(scope.module.source.module, receiver.text)
-                if resolved == receiver.text and receiver.kind == "name":
-                    self.feed(receiver, scope, line, point, "call")
+        receiver = value.base.base if value.base.kind == "attr" else None
+        if receiver is not None and receiver.kind == "name" and receiver.text not in self.project.files:
+            # a local (tensor.item()), not an imported module or name
+            if self.project.resolve(scope.module.source.module, receiver.text) == receiver.text:
+                self.feed(receiver, scope, line, point, "call")
         for arg in value.args:  # keywords of outside calls are options (dtype=, device=), not data
             self.feed(arg, scope, line, point, "arg")
 
@@ -296,8 +294,9 @@ class Slicer:
     def _is_knob_receiver(self, value: Expr) -> bool:
         text = value.text.removesuffix("()")
         last = text.rsplit(".", 1)[-1]
-        return any(last == k or last.endswith(f"_{k}") or last == f"get_{k}" for k in self.knob_receivers) or any(
-            last.startswith("get_") and last.endswith(k) for k in self.knob_receivers
+        return any(
+            last == k or last.endswith(f"_{k}") or (last.startswith("get_") and last.endswith(k))
+            for k in self.knob_receivers
         )
 
     def _env_read(self, call: Expr) -> str | None:
