@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgtrace.discover import RootError
+from sgtrace.discover import Listing, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
 from sgtrace.model import (
@@ -70,27 +70,37 @@ def resolve_targets(
 
 def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> FindResult:
     """Every write (and optionally read) of ``query.attribute`` under *targets*."""
+    return _find(query, [(t, _discover(t, options)) for t in targets], options)
+
+
+def _discover(target: Target, options: RunOptions) -> Listing:
+    """The files of a tree that the run analyses, named as Python imports them."""
+    try:
+        return discover(target.path, options.path_filter)
+    except RootError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def _find(query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions) -> FindResult:
     writes: list[Site] = []
     reads: list[Site] = []
     errors: list[FileError] = []
     stats: dict[str, int] = {}
-    prefix_paths = len(targets) > 1
-    for target in targets:
-        try:
-            tree = scan_tree(target.path, query.attribute, options)
-        except RootError as exc:
-            raise InputError(str(exc)) from exc
+    prefix_paths = len(listed) > 1
+    for target, listing in listed:
+        tree = scan_tree(listing, query.attribute, options)
         prefix = f"{target.display.rstrip('/')}/" if prefix_paths else ""
         _collect(tree, query, prefix, writes, reads, errors)
         for name, value in tree.stats.items():
             stats[name] = stats.get(name, 0) + value
     return FindResult(
         attribute=query.attribute,
-        root=", ".join(t.display for t in targets),
+        root=", ".join(t.display for t, _ in listed),
         writes=tuple(sorted(writes, key=_site_order)),
         reads=tuple(sorted(reads, key=_site_order)) if query.reads else None,
         errors=tuple(sorted(errors, key=lambda e: (e.path, e.line, e.message))),
         stats=stats,
+        shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
     )
 
 
@@ -127,8 +137,9 @@ def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult
     from sgtrace.graph.store import from_data, to_data
     from sgtrace.project import Project
 
-    found = find(FindQuery(query.attribute, reads=True), [target], options)
-    project = Project(target.path, JsonCache(options.cache_dir, "index"))
+    listing = _discover(target, options)
+    found = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options)
+    project = Project(listing, JsonCache(options.cache_dir, "index"))
     store = JsonCache(options.cache_dir, "graph")
     entry = key(project.tree_key().encode(), "graph", query.attribute, str(query.max_nodes), *query.knob_receivers)
     cached = store.get(entry)
@@ -145,7 +156,8 @@ def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult
         store.put(entry, to_data(graph))
     errors = sorted({*found.errors, *project.errors}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
-    return TraceResult(query.attribute, target.display, graph, bool(graph.graph.get("truncated")), tuple(errors), stats)
+    truncated = bool(graph.graph.get("truncated"))
+    return TraceResult(query.attribute, target.display, graph, truncated, tuple(errors), stats, found.shadowed)
 
 
 def caps(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> CapsResult:
@@ -154,7 +166,9 @@ def caps(query: TraceQuery, budget: str, target: Target, options: RunOptions) ->
 
     traced = trace(query, target, options)
     sites, found = check(traced.graph, budget)
-    return CapsResult(query.attribute, budget, traced.root, tuple(sites), tuple(found), traced.errors, traced.truncated)
+    return CapsResult(
+        query.attribute, budget, traced.root, tuple(sites), tuple(found), traced.errors, traced.truncated, traced.shadowed
+    )
 
 
 def explain(

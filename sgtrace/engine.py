@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgtrace.cache import ScanCache, key
-from sgtrace.discover import walk
-from sgtrace.model import FileError, FileScan, SourceFile
+from sgtrace.discover import Listing
+from sgtrace.model import FileError, FileScan, PathFilter, SourceFile
 from sgtrace.scan import scan_file
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
@@ -33,6 +33,8 @@ class RunOptions:
     cache_dir: Path | None = None
     #: Told (files parsed, files to parse) as the parse goes on; None for silence.
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
+    #: Which files under a root are analysed.
+    path_filter: PathFilter = PathFilter()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,18 +49,15 @@ class TreeScan:
     stats: dict[str, int]
 
 
-def scan_tree(root: str, attribute: str, options: RunOptions) -> TreeScan:
-    """Scan every Python file under *root* for accesses of *attribute*."""
+def scan_tree(listing: Listing, attribute: str, options: RunOptions) -> TreeScan:
+    """Scan every Python file of a listing for accesses of *attribute*."""
     cache = ScanCache(options.cache_dir)
     needle = attribute.encode("utf-8")
-    errors: list[FileError] = []
+    errors: list[FileError] = list(listing.errors)
     done: list[tuple[SourceFile, FileScan]] = []
     pending: list[tuple[SourceFile, bytes, str]] = []
     seen = 0
-    for item in walk(root):
-        if isinstance(item, FileError):
-            errors.append(item)
-            continue
+    for item in listing.files:
         seen += 1
         data = _read(item, errors)
         if data is None or (needle not in data and attribute.isascii()):

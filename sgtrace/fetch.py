@@ -153,10 +153,19 @@ def _safe_member(member: zipfile.ZipInfo) -> PurePosixPath | None:
     return path
 
 
+#: Bumped when what a revision's tree keeps changes (old trees in the cache are then not reused).
+_GIT_LAYOUT = "2"
+
+
+def _kept(path: PurePosixPath) -> bool:
+    """A revision's tree keeps Python files and the packaging files that name its import roots."""
+    return path.suffix == ".py" or path.name in ("pyproject.toml", "setup.cfg")
+
+
 def git_tree(repository: str, revision: str, cache_dir: Path) -> Path:
-    """The ``.py`` files of *repository* at *revision* (``git archive``), unpacked into the cache once."""
+    """The ``.py`` and packaging files of *repository* at *revision* (``git archive``), unpacked into the cache once."""
     sha = _git(repository, "rev-parse", "--verify", f"{revision}^{{commit}}").decode().strip()
-    final = cache_dir / "releases" / f"git-{sha}"
+    final = cache_dir / "releases" / f"git-{sha}-{_GIT_LAYOUT}"
     if final.is_dir():
         return final
     archive = _git(repository, "archive", "--format=tar", sha)
@@ -166,7 +175,7 @@ def git_tree(repository: str, revision: str, cache_dir: Path) -> Path:
         with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
             for member in bundle.getmembers():
                 path = PurePosixPath(member.name)
-                if not member.isfile() or not member.name.endswith(".py") or path.is_absolute() or ".." in path.parts:
+                if not member.isfile() or not _kept(path) or path.is_absolute() or ".." in path.parts:
                     continue
                 source = bundle.extractfile(member)
                 if source is None:

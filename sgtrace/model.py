@@ -43,6 +43,32 @@ class SourceFile:
 
 
 @dataclass(frozen=True, slots=True)
+class PathFilter:
+    """Which files under a root are analysed, as linters scope a run."""
+
+    #: Gitignore-style patterns, relative to the root, of paths left out.
+    exclude: tuple[str, ...] = ()
+    #: Gitignore-style patterns of the only files analysed (empty: every ``.py`` file).
+    include: tuple[str, ...] = ()
+    #: Whether ``.gitignore`` files (and ``.git/info/exclude``) of a git checkout are honoured.
+    gitignore: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Shadowed:
+    """A package found under two import roots: one copy is analysed, the others are left out."""
+
+    #: The top-level package name (``sglang``).
+    package: str
+    #: Its directory that is analysed, relative to the root.
+    used: str
+    #: Its other directories, left out, relative to the root.
+    left_out: tuple[str, ...]
+    #: How many files were left out.
+    files: int
+
+
+@dataclass(frozen=True, slots=True)
 class FileError:
     """A file, or part of one, that could not be read or parsed."""
 
@@ -134,6 +160,8 @@ class FindResult:
     errors: tuple[FileError, ...] = ()
     #: Statistics of the run: files seen, parsed, cached.
     stats: dict[str, int] = field(default_factory=dict)
+    #: Packages found twice under the root, and which copy was analysed.
+    shadowed: tuple[Shadowed, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +192,8 @@ class TraceResult:
     errors: tuple[FileError, ...] = ()
     #: Counts of the run.
     stats: dict[str, int] = field(default_factory=dict)
+    #: Packages found twice under the root, and which copy was analysed.
+    shadowed: tuple[Shadowed, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,3 +252,5 @@ class CapsResult:
     errors: tuple[FileError, ...] = ()
     #: Whether the slice the analysis ran on was cut short.
     truncated: bool = False
+    #: Packages found twice under the root, and which copy was analysed.
+    shadowed: tuple[Shadowed, ...] = ()

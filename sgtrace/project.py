@@ -18,7 +18,7 @@ from typing import Any
 from sgtrace.body import read_body, read_statement
 from sgtrace.cache import JsonCache, key
 from sgtrace.codec import from_json, to_json
-from sgtrace.discover import walk
+from sgtrace.discover import Listing
 from sgtrace.identifiers import build_identifier_index, tree_digest
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
@@ -73,16 +73,12 @@ def contains(module: Module, function: Function, pattern: str) -> bool:
 class Project:
     """The tree under one root, indexed on demand."""
 
-    def __init__(self, root: str, cache: JsonCache | None = None) -> None:
-        self.root = root
+    def __init__(self, listing: Listing, cache: JsonCache | None = None) -> None:
         self.cache = cache or JsonCache(None)
-        self.errors: list[FileError] = []
+        self.errors: list[FileError] = list(listing.errors)
         self.files: dict[str, SourceFile] = {}
-        for item in walk(root):
-            if isinstance(item, FileError):
-                self.errors.append(item)
-            else:
-                self.files.setdefault(item.module, item)
+        for item in listing.files:
+            self.files.setdefault(item.module, item)
         self._raw: dict[str, bytes | None] = {}
         self._modules: dict[str, Module | None] = {}
         self._bodies: dict[tuple[str, str], Body] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from sgtrace.model import Access
 from sgtrace.scan import scan_file
+from sgtrace.sources import sample_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -28,3 +31,20 @@ def writes(source: str, attribute: str = "max_total_num_tokens") -> list[tuple[i
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own cache unless it asks for another."""
     monkeypatch.setenv("SGTRACE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+_TEST_WRITE = "class TestPool:\n    def setUp(self):\n        self.max_total_num_tokens = 8\n"
+
+
+@pytest.fixture()
+def small_checkout(tmp_path: Path) -> Path:
+    """A small checkout: the sample package under python/, a test script, a stale build copy."""
+    root = tmp_path / "repo"
+    shutil.copytree(sample_tree() / "sglang", root / "python" / "sglang")
+    shutil.copytree(sample_tree() / "sglang", root / "python" / "build" / "lib" / "sglang")
+    (root / "python" / "pyproject.toml").write_text("[project]\nname = 'sglang'\n")
+    (root / "test" / "srt").mkdir(parents=True)
+    (root / "test" / "srt" / "test_pool.py").write_text(_TEST_WRITE)
+    (root / ".gitignore").write_text("build/\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root

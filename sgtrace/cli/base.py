@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +26,31 @@ def _attribute(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     return value
 
 
-def _run_options(jobs: int | None, cache_dir: Path | None, no_cache: bool) -> Any:
+@dataclass(frozen=True, slots=True)
+class RunFlags:
+    """The options every analysis shares: parallelism, cache, scope, debugging."""
+
+    jobs: int | None
+    cache_dir: Path | None
+    no_cache: bool
+    debug: bool
+    exclude: tuple[str, ...]
+    include: tuple[str, ...]
+    no_ignore: bool
+
+
+def _run_options(flags: RunFlags) -> Any:
     from sgtrace.api import RunOptions
     from sgtrace.cache import default_dir
+    from sgtrace.model import PathFilter
 
     progress = _Progress() if sys.stderr.isatty() else None
-    return RunOptions(jobs=jobs, cache_dir=None if no_cache else (cache_dir or default_dir()), progress=progress)
+    return RunOptions(
+        jobs=flags.jobs,
+        cache_dir=None if flags.no_cache else (flags.cache_dir or default_dir()),
+        progress=progress,
+        path_filter=PathFilter(tuple(flags.exclude), tuple(flags.include), not flags.no_ignore),
+    )
 
 
 class _Progress:
@@ -61,24 +83,23 @@ def cli() -> None:
       sgtrace caps sglang==0.5.9
       sgtrace explain sglang==0.5.9 --log server.log
       sgtrace diff sglang==0.5.9 sglang==0.5.23
+
     """
 
 
-def _one_tree(target: str | None, jobs: int | None, cache_dir: Path | None, no_cache: bool) -> tuple[Any, Any]:
+def _one_tree(target: str | None, flags: RunFlags) -> tuple[Any, Any]:
     """(the tree to analyse, run options): PATH|SPEC resolved, or the embedded default."""
     from sgtrace import api
 
-    options = _run_options(jobs, cache_dir, no_cache)
+    options = _run_options(flags)
     return api.resolve_targets([target] if target else [], options.cache_dir, _warn)[0], options
 
 
-def _trace_inputs(
-    attribute: str, target: str | None, max_nodes: int, jobs: int | None, cache_dir: Path | None, no_cache: bool
-) -> Any:
+def _trace_inputs(attribute: str, target: str | None, max_nodes: int, flags: RunFlags) -> Any:
     """Resolve the tree and run the api's trace."""
     from sgtrace import api
 
-    tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+    tree, options = _one_tree(target, flags)
     return api.trace(api.TraceQuery(attribute, max_nodes=max_nodes), tree, options)
 
 
@@ -115,17 +136,32 @@ CACHE_DIR_OPTION = click.option(
 )
 
 
-def _run_flags(function: Any) -> Any:
-    """--jobs, --cache-dir, --no-cache and --debug: how any analysis runs."""
+_FLAG_NAMES = tuple(RunFlags.__dataclass_fields__)
+
+
+def _run_flags(function: Callable[..., Any]) -> Any:
+    """--exclude/--include/--no-ignore, --jobs, --cache-dir, --no-cache and --debug, handed over as ``flags``."""
+
+    @functools.wraps(function)
+    def with_flags(**kwargs: Any) -> Any:
+        flags = RunFlags(**{name: kwargs.pop(name) for name in _FLAG_NAMES})
+        return function(flags=flags, **kwargs)
+
     options = [
+        click.option("--exclude", multiple=True, metavar="GLOB",
+                     help="Leave out paths matching this gitignore-style pattern, relative to the root (repeatable)."),
+        click.option("--include", multiple=True, metavar="GLOB",
+                     help="Analyse only the .py files matching this pattern (repeatable)."),
+        click.option("--no-ignore", is_flag=True, help="Do not honour .gitignore files in a git checkout."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per CPU)."),
         CACHE_DIR_OPTION,
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
         click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
-    ]
+    ]  # fmt: skip
+    wrapped: Any = with_flags
     for option in reversed(options):
-        function = option(function)
-    return function
+        wrapped = option(wrapped)
+    return wrapped
 
 
 def _common(function: Any) -> Any:
@@ -139,7 +175,12 @@ def _common(function: Any) -> Any:
     )(_run_flags(function))
 
 
-def _echo_errors(errors: Any) -> None:
-    """Files that could not be analysed, one ``path:line: message`` line each, on stderr."""
+def _echo_errors(errors: Any, shadowed: Any = ()) -> None:
+    """Files that could not be analysed, one ``path:line: message`` line each, and packages found twice, on stderr."""
     for error in errors:
         click.echo(f"{error.path}:{error.line}: {error.message}", err=True)
+    for copy in shadowed:
+        _warn(
+            f"package {copy.package} found twice: analysing {copy.used}, leaving out {', '.join(copy.left_out)} "
+            f"({copy.files} files)"
+        )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
 from sgtrace.cli.base import (
+    RunFlags,
     _budget_options,
     _common,
     _echo_errors,
@@ -46,21 +46,18 @@ def caps(
     budget: str,
     fmt: str,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """Which code paths cap ATTR (the KV pool size) below the BUDGET knob, under PATH or SPEC."""
     from sgtrace import api
     from sgtrace.report import caps_json, caps_text
 
     def run() -> Any:
-        tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+        tree, options = _one_tree(target, flags)
         return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
 
-    result = _guarded(debug, run)
-    _echo_errors(result.errors)
+    result = _guarded(flags.debug, run)
+    _echo_errors(result.errors, result.shadowed)
     renderers = {"json": caps_json.render, "sarif": caps_json.render_sarif, "text": caps_text.render}
     click.echo(renderers[fmt](result), nl=False)
     sys.exit(ExitCode.FOUND if result.caps else ExitCode.NOT_FOUND)
@@ -98,10 +95,7 @@ def explain(
     budget: str,
     fmt: str,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """Evaluate the budget formula of PATH or SPEC with the figures of a log (or --set), step by step."""
     from sgtrace import api
@@ -119,10 +113,10 @@ def explain(
     log = log_file.read() if log_file is not None else None
 
     def run() -> Any:
-        tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+        tree, options = _one_tree(target, flags)
         return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options, log, values)
 
-    found, result = _guarded(debug, run)
+    found, result = _guarded(flags.debug, run)
     render = explain_report.render_json if fmt == "json" else explain_report.render
     click.echo(render(found, result), nl=False)
     for name, how in sorted(result.missing.items()):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
 from sgtrace.cli.base import (
+    RunFlags,
     _attribute,
     _echo_errors,
     _guarded,
@@ -49,10 +49,7 @@ def find(
     fmt: str,
     reads: bool,
     names: bool,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """Every write of ATTRIBUTE, in every syntactic form, under PATH or a release SPEC.
 
@@ -64,12 +61,12 @@ def find(
     from sgtrace.report import text as text_report
 
     def run() -> Any:
-        options = _run_options(jobs, cache_dir, no_cache)
+        options = _run_options(flags)
         resolved = api.resolve_targets(targets, options.cache_dir, _warn)
         return api.find(api.FindQuery(attribute, names=names, reads=reads), resolved, options)
 
-    result = _guarded(debug, run)
-    _echo_errors(result.errors)
+    result = _guarded(flags.debug, run)
+    _echo_errors(result.errors, result.shadowed)
     if fmt == "json":
         click.echo(json_report.render(result), nl=False)
     else:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from sgtrace.cli.base import (
+    RunFlags,
     _budget_options,
     _common,
     _echo_errors,
@@ -103,21 +104,18 @@ def diff(
     fail_on: frozenset[str],
     exit_zero: bool,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """What changed in the caps and the budget formula of ATTR between OLD and NEW (path, SPEC or revision)."""
     from sgtrace import api
 
     def run() -> Any:
-        options = _run_options(jobs, cache_dir, no_cache)
+        options = _run_options(flags)
         before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository)
         return api.diff(api.TraceQuery(attribute, max_nodes=max_nodes), budget, before, after, options)
 
-    before, after, result = _guarded(debug, run)
-    _echo_errors((*before.errors, *after.errors))
+    before, after, result = _guarded(flags.debug, run)
+    _echo_errors((*before.errors, *after.errors), (*before.shadowed, *after.shadowed))
     _gate(fmt, old, new, attribute, result, fail_on, exit_zero)
 
 
@@ -138,10 +136,7 @@ def check(
     fail_on: frozenset[str],
     exit_zero: bool,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """Gate an upgrade: compare the caps of PATH or SPEC with a committed baseline (or write one)."""
     from sgtrace import api
@@ -159,10 +154,10 @@ def check(
             sys.exit(ExitCode.ERROR)
 
     def run() -> Any:
-        tree, options = _one_tree(target, jobs, cache_dir, no_cache)
+        tree, options = _one_tree(target, flags)
         return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
 
-    current = _guarded(debug, run)
+    current = _guarded(flags.debug, run)
     if write_baseline is not None:
         comments = {}
         if write_baseline.exists():

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from sgtrace.cli.base import (
+    RunFlags,
     _attribute,
     _common,
     _echo_errors,
@@ -55,10 +56,7 @@ def trace(
     fmt: str,
     depth: int,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """The data flow of ATTRIBUTE: what feeds each of its writes, and the reads they reach.
 
@@ -66,8 +64,8 @@ def trace(
     """
     from sgtrace.report import graphjson, tree
 
-    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
-    _echo_errors(result.errors)
+    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, flags))
+    _echo_errors(result.errors, result.shadowed)
     click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
     seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
     sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
@@ -93,10 +91,7 @@ def graph(
     output: Path | None,
     upstream: int | None,
     max_nodes: int,
-    jobs: int | None,
-    cache_dir: Path | None,
-    no_cache: bool,
-    debug: bool,
+    flags: RunFlags,
 ) -> None:
     """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
     from sgtrace.report import dot, graphjson
@@ -104,8 +99,8 @@ def graph(
     attribute, target = _graph_arguments(arguments)
     if render and output is None:
         raise click.UsageError("--render needs -o FILE")
-    result = _guarded(debug, lambda: _trace_inputs(attribute, target, max_nodes, jobs, cache_dir, no_cache))
-    _echo_errors(result.errors)
+    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, flags))
+    _echo_errors(result.errors, result.shadowed)
     if upstream is not None:
         from dataclasses import replace
 

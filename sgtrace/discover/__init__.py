@@ -1,0 +1,11 @@
+"""Stage 1: which Python files under a root are analysed, and the modules Python would import them as.
+
+``walk`` lists the files a :class:`~sgtrace.model.PathFilter` keeps (``ignore``),
+``roots`` names their modules from the layout and the packaging settings found
+in the tree. Nothing in the tree is imported or run; configuration files are
+read as data.
+"""
+
+from sgtrace.discover.walk import Listing, RootError, discover
+
+__all__ = ["Listing", "RootError", "discover"]
