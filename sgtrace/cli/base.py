@@ -73,7 +73,8 @@ class _Progress:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="sgtrace")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Find where a Python tree writes an attribute, and how SGLang's KV pool gets its size.
 
     \b
@@ -84,7 +85,23 @@ def cli() -> None:
       sgtrace explain sglang==0.5.9 --log server.log
       sgtrace diff sglang==0.5.9 sglang==0.5.23
 
+    \b
+    Defaults for any long option can be set in a [tool.sgtrace] table of the
+    pyproject.toml in the current folder or a parent (the command line wins):
+      [tool.sgtrace]
+      exclude = ["test/**", "benchmark/**"]
+      [tool.sgtrace.check]
+      fail-on = "added,budget"
     """
+    from sgtrace.cli.config import ConfigError, load_default_map
+
+    try:
+        _, defaults = load_default_map(cli, Path.cwd())
+    except ConfigError as exc:
+        _warn(f"error: {exc}")
+        sys.exit(ExitCode.ERROR)
+    if defaults:
+        ctx.default_map = {**defaults, **(ctx.default_map or {})}
 
 
 def _one_tree(target: str | None, flags: RunFlags) -> tuple[Any, Any]:
