@@ -25,6 +25,7 @@ from sgtrace.sources import Target, resolve
 if TYPE_CHECKING:
     from sgtrace.analyses.diff import CapDiff
     from sgtrace.analyses.explain import Explanation
+    from sgtrace.analyses.operator import Context, Want
 
 __all__ = [
     "FindQuery",
@@ -130,14 +131,14 @@ def _site_order(site: Site) -> tuple[str, int, int, str]:
     return (site.path, site.line, site.column, site.kind)
 
 
-def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult:
+def trace(query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None = None) -> TraceResult:
     """The data-flow graph of ``query.attribute``: backward from its writes, forward to its reads."""
     from sgtrace.cache import JsonCache, key
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
     from sgtrace.project import Project
 
-    listing = _discover(target, options)
+    listing = listing or _discover(target, options)
     found = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options)
     project = Project(listing, JsonCache(options.cache_dir, "index"))
     store = JsonCache(options.cache_dir, "graph")
@@ -160,28 +161,53 @@ def trace(query: TraceQuery, target: Target, options: RunOptions) -> TraceResult
     return TraceResult(query.attribute, target.display, graph, truncated, tuple(errors), stats, found.shadowed)
 
 
-def caps(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> CapsResult:
+def caps(
+    query: TraceQuery, budget: str, target: Target, options: RunOptions, listing: Listing | None = None
+) -> CapsResult:
     """Where *budget* enters the computation of ``query.attribute``, and every cap on the way to it."""
     from sgtrace.analyses.caps import check
 
-    traced = trace(query, target, options)
+    traced = trace(query, target, options, listing)
     sites, found = check(traced.graph, budget)
     return CapsResult(
-        query.attribute, budget, traced.root, tuple(sites), tuple(found), traced.errors, traced.truncated, traced.shadowed
+        query.attribute,
+        budget,
+        traced.root,
+        tuple(sites),
+        tuple(found),
+        traced.errors,
+        traced.truncated,
+        traced.shadowed,
     )
 
 
 def explain(
-    query: TraceQuery, budget: str, target: Target, options: RunOptions, log: str | None, settings: dict[str, object]
-) -> tuple[CapsResult, Explanation]:
-    """The budget formula found in the code, evaluated with a log's figures and ``--set`` values."""
-    from sgtrace.analyses.explain import explain as evaluate
-    from sgtrace.analyses.logs import read_log
+    query: TraceQuery,
+    budget: str,
+    target: Target,
+    options: RunOptions,
+    log: bytes | str | None,
+    settings: dict[str, object],
+    want: Want | None = None,
+) -> tuple[CapsResult, Explanation, Context]:
+    """The budget formula found in the code, evaluated with a log's start-up and ``--set`` values.
 
-    found = caps(query, budget, target, options)
-    facts: dict[str, object] = dict(read_log(log)) if log is not None else {}
-    facts.update(settings)
-    return found, evaluate(list(found.budget_sites), list(found.caps), budget, facts)
+    *log* is the log's bytes (plain, journal, docker, gzip) or text; *want* picks the start-up and asks
+    for a pool (what-if). A log that cannot be read, a ``--set`` that names nothing or is not a number
+    where one is needed, and a start-up that is not there are an InputError.
+    """
+    from sgtrace.analyses.operator import BadInput, Want, build, read_runs
+
+    try:
+        runs = read_runs(log) if log is not None else []
+        listing = _discover(target, options)
+        found = caps(query, budget, target, options, listing)
+        result, context = build(
+            listing.files, list(found.budget_sites), list(found.caps), budget, runs, settings, want or Want()
+        )
+    except BadInput as exc:
+        raise InputError(str(exc)) from exc
+    return found, result, context
 
 
 def diff(

@@ -55,7 +55,7 @@ def test_caps_that_did_not_bind() -> None:
     result = explain([FORMULA], [cap, reduce], "mem_fraction_static", read_log(LOG.read_text()))
     statuses = {c.category: (status, why) for c, status, why in result.caps}
     assert statuses["min"] == ("did not bind", "max_total_tokens unset")
-    assert statuses["reduce"] == ("not applied", "self.pp_size > 1 is false")
+    assert statuses["reduce"] == ("not reached", "self.pp_size > 1 is false")
 
 
 def test_explain_cli_on_the_sample_tree(tmp_path: Path) -> None:

@@ -116,13 +116,13 @@ def test_explain_reproduces_the_operators_figure_on_0_5_9(tmp_path: Path) -> Non
     root = releases.release(releases.MIDDLE)
     log = (FIXTURES / "logs" / "h20_8gpu.log").read_text()
     query = TraceQuery("max_total_num_tokens")
-    _, result = explain(
+    _, result, _ = explain(
         query, "mem_fraction_static", Target(str(root), "0.5.9"), RunOptions(cache_dir=tmp_path), log, {}
     )
     assert round(result.kv_budget_gb, 2) == 10.43
     assert result.observed_kv_gb == pytest.approx(10.42)
     statuses = {(c.category, status) for c, status, _ in result.caps}
-    assert ("min", "did not bind") in statuses and ("reduce", "not applied") in statuses
+    assert ("min", "did not bind") in statuses and ("reduce", "not reached") in statuses
 
 
 def test_explain_names_what_the_newest_formula_needs(tmp_path: Path) -> None:
@@ -132,9 +132,11 @@ def test_explain_names_what_the_newest_formula_needs(tmp_path: Path) -> None:
     root = releases.release(releases.NEWEST)
     log = (FIXTURES / "logs" / "h20_8gpu.log").read_text()
     query = TraceQuery("max_total_num_tokens")
-    _, result = explain(query, "mem_fraction_static", Target(str(root), "new"), RunOptions(cache_dir=tmp_path), log, {})
+    _, result, _ = explain(
+        query, "mem_fraction_static", Target(str(root), "new"), RunOptions(cache_dir=tmp_path), log, {}
+    )
     assert "mm_reservation_gb" in result.missing
-    _, supplied = explain(
+    _, supplied, _ = explain(
         query, "mem_fraction_static", Target(str(root), "new"), RunOptions(cache_dir=tmp_path), log,
         {"mm_reservation_gb": 0.0},
     )  # fmt: skip

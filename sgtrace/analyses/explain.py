@@ -48,7 +48,14 @@ _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
     ast.Is: operator.is_,
     ast.IsNot: operator.is_not,
 }
-_FUNCTIONS: dict[str, Callable[..., Any]] = {"int": int, "float": float, "min": min, "max": max, "abs": abs}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "int": int,
+    "float": float,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "round": round,
+}
 
 
 class Missing(Exception):
@@ -123,7 +130,7 @@ def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mappin
             chains.append([])
         index = joined[0] if joined else len(chains) - 1
         try:
-            value = _evaluate(value_node, lambda name: _lookup(name, env, facts))
+            value = evaluate(value_node, lambda name: _lookup(name, env, facts))
             step = Step(site.path, site.line, site.code, target, float(value))
             if target:
                 env[target] = value
@@ -139,7 +146,8 @@ def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mappin
     observed_gb = _number(facts.get("kv_gb"))
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
-    statuses = tuple((cap, *_status(cap, facts)) for cap in caps)
+    reached = frozenset(cap.function for cap in caps if cap.category == "base" and cap.function)
+    statuses = tuple((cap, *_status(cap, facts, reached)) for cap in caps)
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env}
     return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, statuses, missing)
 
@@ -184,45 +192,104 @@ def _lookup(name: str, env: Mapping[str, Any], facts: Mapping[str, Any]) -> Any:
     raise Missing(name)
 
 
-def _evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
+def evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
     """Arithmetic, comparisons and a few pure builtins; anything else is a Missing of its source."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, type(None))):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str, type(None))):
         return node.value
     if isinstance(node, ast.Name):
         return lookup(node.id)
     if isinstance(node, ast.Attribute):
         return lookup(node.attr)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left, lookup), _evaluate(node.right, lookup))
+        return _BINARY[type(node.op)](evaluate(node.left, lookup), evaluate(node.right, lookup))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
-        operand = _evaluate(node.operand, lookup)
+        operand = evaluate(node.operand, lookup)
         return -operand if isinstance(node.op, ast.USub) else (not operand if isinstance(node.op, ast.Not) else operand)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
-        return _COMPARE[type(node.ops[0])](_evaluate(node.left, lookup), _evaluate(node.comparators[0], lookup))
+        return _COMPARE[type(node.ops[0])](evaluate(node.left, lookup), evaluate(node.comparators[0], lookup))
+    if isinstance(node, ast.IfExp):
+        return evaluate(node.body if evaluate(node.test, lookup) else node.orelse, lookup)
     if isinstance(node, ast.BoolOp):
-        values = [_evaluate(v, lookup) for v in node.values]
+        values = [evaluate(v, lookup) for v in node.values]
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
-        return _FUNCTIONS[node.func.id](*(_evaluate(a, lookup) for a in node.args))
+        return _FUNCTIONS[node.func.id](*(evaluate(a, lookup) for a in node.args))
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+        return lookup(ast.unparse(node).removeprefix("self."))  # a fact of the run (see logs.run_facts)
     raise Missing(ast.unparse(node))
 
 
-def _status(cap: Cap, facts: Mapping[str, Any]) -> tuple[str, str]:
-    """(applied | not applied | did not bind | unknown, why) for one cap, from its guard and knobs."""
+def _status(cap: Cap, facts: Mapping[str, Any], reached: frozenset[str]) -> tuple[str, str]:
+    """(applies | did not bind | not reached | unknown, why) for one cap, from its guard, knobs and function.
+
+    ``applies`` only when every condition on the way is known to hold: the write's own guard, and its
+    function being one the run is known to have gone through (*reached*: where the pool got its value).
+    """
     for knob in cap.knobs:
         name = knob.rsplit(".", 1)[-1]
         if name in facts and facts[name] is None and cap.category in ("min", "override"):
             return "did not bind", f"{name} unset"
     for condition in cap.guard:
         try:
-            if not _evaluate(ast.parse(condition, mode="eval").body, lambda n: _lookup(n, {}, facts)):
-                return "not applied", f"{condition} is false"
+            if not evaluate(ast.parse(condition, mode="eval").body, lambda n: _lookup(n, {}, facts)):
+                return "not reached", f"{condition} is false"
         except (Missing, SyntaxError, TypeError) as exc:
-            reason = f"needs {exc.name}" if isinstance(exc, Missing) else f"cannot evaluate {condition}"
-            return "unknown", reason
-    if cap.guard:
-        return "applied", " and ".join(cap.guard)
-    return "applies", "no condition on this write (its function may be called under one)"
+            return "unknown", _needs(exc) if isinstance(exc, Missing) else f"cannot evaluate {condition}"
+    held = " and ".join(cap.guard) or "no condition on this write"
+    if cap.function in reached:
+        return "applies", held
+    return "unknown", f"{held}, but when {cap.function} is called is not evaluated"
+
+
+def _needs(exc: Missing) -> str:
+    name = exc.name.rsplit(".", 1)[-1]
+    return f"needs {exc.name} (--set {name}=VALUE)" if name.isidentifier() else f"needs {exc.name}"
+
+
+def multiplied(sites: list[BudgetSite], budget: str) -> tuple[BudgetSite, str] | None:
+    """The first statement where the budget's complement multiplies a quantity: (statement, that quantity)."""
+    for site in sorted(sites, key=lambda s: (s.path, s.line)):
+        _, value = _statement(site.code)
+        if value is None or budget not in _names(value):
+            continue
+        for node in ast.walk(value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                for this, other in ((node.left, node.right), (node.right, node.left)):
+                    if budget in _names(other) and budget not in _names(this):
+                        return site, ast.unparse(this)
+    return None
+
+
+def quantity_of(name: str) -> str | None:
+    """The log quantity a formula variable holds, by its name (ROLES)."""
+    return next((quantity for pattern, quantity in ROLES if pattern.search(name)), None)
+
+
+def value_of(source: str, facts: Mapping[str, Any]) -> float | None:
+    """*source* (an expression of the formula) evaluated with *facts*, None if something is missing."""
+    try:
+        return float(evaluate(ast.parse(source, mode="eval").body, lambda n: _lookup(n, {}, facts)))
+    except (Missing, SyntaxError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def solve(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], want_gb: float) -> float | None:
+    """The value of *budget* for which the formula gives *want_gb*, by bisection over [0, 1]; None if none does."""
+
+    def predict(value: float) -> float | None:
+        return explain(sites, [], budget, {**facts, budget: value}).kv_budget_gb
+
+    low, high = 0.0, 1.0
+    at_low, at_high = predict(low), predict(high)
+    if at_low is None or at_high is None or not at_low <= want_gb <= at_high:
+        return None
+    for _ in range(60):
+        middle = (low + high) / 2
+        at_middle = predict(middle)
+        if at_middle is None:
+            return None
+        low, high = (middle, high) if at_middle < want_gb else (low, middle)
+    return (low + high) / 2
 
 
 def _how(name: str) -> str:

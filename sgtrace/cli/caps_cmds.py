@@ -65,24 +65,35 @@ def caps(
 
 _EXPLAIN_EPILOG = """\b
 Examples:
-  sgtrace explain sglang==0.5.9 --log server.log
-  journalctl -u sglang -o cat > server.log && sgtrace explain sglang==0.5.9 --log server.log
+  sgtrace explain sglang==0.5.9 --log server.log          # the latest complete start-up
+  journalctl -u sglang | sgtrace explain sglang==0.5.9 --log - --runs
+  sgtrace explain sglang==0.5.9 --log server.log.gz --run 1
+  sgtrace explain sglang==0.5.9 --log server.log --want-kv-gb 19.1
   sgtrace explain sglang==0.5.9 --set mem_fraction_static=0.88 \\
       --set avail_before_weights_gb=94.04 --set avail_after_weights_gb=21.71
 
 \b
-The log gives: server_args=ServerArgs(...), 'Load weight begin. avail mem=',
-'Load weight end. ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N,
-K size/V size' or 'KV size', 'Memory pool end. avail mem=', 'max_total_num_tokens='.
---set supplies or overrides any input, by the formula's variable name or by the
-log quantity (avail_before_weights_gb, avail_after_weights_gb, kv_gb, kv_tokens).
-A missing input is named with what would supply it; exit code 2 then.
+Logs: plain SGLang logs, journalctl (short or -o cat), docker logs -t, ANSI
+colours, .gz; all ranks interleaved. A server_args= line or a service start
+begins a start-up. The log gives: server_args=ServerArgs(...), 'Load weight
+begin/end ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N, K
+size/V size' or 'KV size', 'Memory pool end. avail mem=', 'Capture ... graph
+end. mem usage=', 'max_total_num_tokens='.
+--set supplies or overrides any input, by the formula's variable name, a
+ServerArgs field or a log quantity (avail_before_weights_gb, kv_gb, ...).
+Exit codes: 0 explained, 2 a missing input or bad input (one line on stderr).
 """
 
 
 @cli.command(epilog=_EXPLAIN_EPILOG)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
-@click.option("--log", "log_file", type=click.File("r", errors="replace"), help="An SGLang start-up log.")
+@click.option("--log", "log_file", type=click.File("rb"), help="An SGLang log or journal ('-': standard input).")
+@click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
+@click.option("--runs", "list_runs", is_flag=True, help="List the log's start-ups and stop.")
+@click.option(
+    "--want-kv-gb", type=click.FloatRange(min=0, min_open=True), help="The mem_fraction_static for this pool."
+)
+@click.option("--want-tokens", type=click.IntRange(min=1), help="The mem_fraction_static for this many tokens.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
 @_budget_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -90,6 +101,10 @@ A missing input is named with what would supply it; exit code 2 then.
 def explain(
     target: str | None,
     log_file: Any,
+    run_index: int | None,
+    list_runs: bool,
+    want_kv_gb: float | None,
+    want_tokens: int | None,
     settings: Sequence[str],
     attribute: str,
     budget: str,
@@ -97,9 +112,10 @@ def explain(
     max_nodes: int,
     flags: RunFlags,
 ) -> None:
-    """Evaluate the budget formula of PATH or SPEC with the figures of a log (or --set), step by step."""
+    """Explain a start-up's KV pool with the budget formula of PATH or SPEC: the answer, the ledger, a what-if."""
     from sgtrace import api
     from sgtrace.analyses.logs import parse_value
+    from sgtrace.analyses.operator import Want
     from sgtrace.report import explain_report
 
     if log_file is None and not settings:
@@ -108,17 +124,22 @@ def explain(
     for setting in settings:
         name, sep, value = setting.partition("=")
         if not sep or not name.strip().isidentifier():
-            raise click.UsageError(f"--set expects NAME=VALUE, got {setting!r}")
+            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
+            sys.exit(ExitCode.ERROR)
         values[name.strip()] = parse_value(value.strip())
     log = log_file.read() if log_file is not None else None
+    want = Want(run_index, want_kv_gb, want_tokens)
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
-        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options, log, values)
+        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options, log, values, want)
 
-    found, result = _guarded(flags.debug, run)
+    found, result, context = _guarded(flags.debug, run)
+    if list_runs:
+        click.echo(explain_report.render_runs(context), nl=False)
+        sys.exit(ExitCode.FOUND)
     render = explain_report.render_json if fmt == "json" else explain_report.render
-    click.echo(render(found, result), nl=False)
+    click.echo(render(found, result, context), nl=False)
     for name, how in sorted(result.missing.items()):
         _warn(f"missing input {name}: {how}")
     sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)

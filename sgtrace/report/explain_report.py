@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 import json
+import textwrap
+from dataclasses import asdict
 from typing import Any
 
 from sgtrace.analyses.explain import Explanation
+from sgtrace.analyses.operator import Context
 from sgtrace.model import CapsResult
+from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
 
 
-def render(found: CapsResult, result: Explanation) -> str:
-    """Each step with its value, the prediction beside the observation, and which caps applied."""
-    lines = [f"the {found.budget} budget of .{found.attribute} in {found.root}, step by step", ""]
-    lines.append("inputs:")
+def render_runs(context: Context) -> str:
+    """Only the start-ups of the log (``--runs``)."""
+    return "\n".join(runs_table(context)) + "\n"
+
+
+def render(found: CapsResult, result: Explanation, context: Context) -> str:
+    """The answer first; the start-ups, the ledger and the what-if; then each step, the prediction, the caps."""
+    lines = [f"the {found.budget} budget of .{found.attribute} in {found.root}", ""]
+    lines.extend(textwrap.wrap(answer(found.budget, result, context), 100))
+    run = context.runs[context.run - 1] if context.runs else None
+    if run is not None:
+        lines += ["", *runs_table(context), "", *run_details(run)]
+        if context.ledger:
+            lines += ["", *ledger_lines(run, context.ledger)]
+    if context.what_if is not None:
+        lines += ["", *what_if_lines(found.budget, context.what_if)]
+    lines += ["", "inputs:"]
     lines.extend(f"  {name} = {_show(value)}" for name, value in sorted(result.inputs.items()))
     lines.append("")
     lines.append("formula:")
@@ -42,8 +59,8 @@ def render(found: CapsResult, result: Explanation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(found: CapsResult, result: Explanation) -> str:
-    """``{"kv_budget_gb","observed_kv_gb","observed_tokens","bytes_per_token","inputs","steps","caps","missing"}``."""
+def render_json(found: CapsResult, result: Explanation, context: Context) -> str:
+    """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer"}``, and ``"what_if"`` when asked."""
     payload: dict[str, Any] = {
         "attribute": found.attribute,
         "budget": found.budget,
@@ -69,8 +86,42 @@ def render_json(found: CapsResult, result: Explanation) -> str:
             for c, status, why in result.caps
         ],
         "missing": result.missing,
+        "runs": [_run(run) for run in context.runs],
+        "run": context.run or None,
+        "ledger": [{"item": row.item, "gb": row.gb, "line": row.line} for row in context.ledger],
+        "answer": answer(found.budget, result, context),
     }
+    if context.what_if is not None:
+        wanted = context.what_if
+        payload["what_if"] = {
+            "mem_fraction_static": wanted.mem_fraction_static,
+            "kv_gb": wanted.kv_gb,
+            "tokens": wanted.tokens,
+            "left_gb": wanted.left_gb,
+            "warning": wanted.warning or None,
+            "basis": wanted.basis,
+            "reserve_gb": wanted.reserve.gb,
+            "reserve_where": wanted.reserve.where,
+            "reserve_inputs": wanted.reserve.used,
+        }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _run(run: Any) -> dict[str, Any]:
+    return {
+        "index": run.index,
+        "started": run.started,
+        "first_line": run.first_line,
+        "complete": run.complete,
+        "ended": run.ended,
+        "mem_fraction_static": run.server_args.get("mem_fraction_static"),
+        "ranks": list(run.ranks),
+        "model_types": list(run.model_types),
+        "target": {name: asdict(figure) for name, figure in sorted(run.target.items())},
+        "draft": {name: asdict(figure) for name, figure in sorted(run.draft.items())},
+        "left": asdict(run.left) if run.left else None,
+        "disagreements": {name: dict(values) for name, values in run.disagreements},
+    }
 
 
 def _show(value: Any) -> str:

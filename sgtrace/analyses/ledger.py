@@ -1,0 +1,124 @@
+"""Where one GPU's memory went in a start-up, and what a wanted KV pool would leave.
+
+The ledger splits the memory free before the weights into what the log shows
+taking it, in order: the weights, the target KV pool, the target's other pool
+memory, the draft's weights, KV pool and other pool memory, the CUDA graphs,
+and what is left at the end; a remainder the log does not explain is its own
+row. The what-if solves the release's formula for the budget (``explain.solve``)
+and carries this run's use after the pool over to the wanted pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sgtrace.analyses.release_args import Reserve
+from sgtrace.analyses.startups import Figure, StartUp
+
+#: A remainder smaller than this (GB) is rounding, not a row.
+_NOISE_GB = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One use of GPU memory."""
+
+    #: What took it.
+    item: str
+    #: GB.
+    gb: float
+    #: 1-based log line it was read from (None for a remainder).
+    line: int | None
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The budget that gives a wanted pool, and the memory it would leave."""
+
+    #: The budget's value that gives the pool (None if no value in [0, 1] does).
+    mem_fraction_static: float | None
+    #: The wanted pool, GB.
+    kv_gb: float
+    #: The tokens it holds at this run's bytes per token (None without them).
+    tokens: int | None
+    #: GB left at the end with that pool (None without the figures).
+    left_gb: float | None
+    #: The reserve the release's default heuristic keeps, with its inputs.
+    reserve: Reserve
+    #: Why the left memory is a concern, "" if it is not.
+    warning: str
+    #: The figures the left memory was computed from.
+    basis: str
+
+
+def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
+    """The rows of *run*'s ledger; the first is the total (free before the weights), the rest split it."""
+    target, draft = run.target, run.draft
+    before = target.get("avail_before_weights_gb")
+    if before is None:
+        return ()
+    rows = [LedgerRow("free before the weights", before.value, before.line)]
+    for label, figures in (("", target), ("draft ", draft)):
+        rows += _model_rows(label, figures)
+    for label, figures in (("CUDA graphs", target), ("draft CUDA graphs", draft)):
+        if "graph_gb" in figures:
+            rows.append(_row(label, figures["graph_gb"]))
+    used = sum(row.gb for row in rows[1:])
+    if run.left is not None:
+        remainder = before.value - used - run.left.value
+        if abs(remainder) >= _NOISE_GB:
+            rows.append(LedgerRow("not shown in the log", round(remainder, 2), None))
+        rows.append(_row("left at the end", run.left))
+    return tuple(rows)
+
+
+def what_if(
+    run: StartUp, fraction: float | None, want_gb: float, bytes_per_token: float | None, reserve: Reserve
+) -> WhatIf:
+    """The pool *want_gb* with budget *fraction*: tokens, memory left given this run's use after the pool."""
+    tokens = int(want_gb * (1 << 30) // bytes_per_token) if bytes_per_token else None
+    kv = run.target.get("kv_gb")
+    left = run.left
+    if kv is None or left is None or fraction is None:
+        return WhatIf(fraction, want_gb, tokens, None, reserve, "", "")
+    more = want_gb - kv.value
+    draft_kv = run.draft.get("kv_gb")
+    draft_more = draft_kv.value * more / kv.value if draft_kv and kv.value else 0.0
+    left_gb = left.value - more - draft_more
+    basis = f"{left.value:.2f} GB left now (line {left.line}) - {more:.2f} GB more target pool"
+    if draft_kv:
+        basis += f" - {draft_more:.2f} GB more draft pool (it holds as many tokens as the target's)"
+    warnings = [f"the pool does not fit: {-left_gb:.2f} GB short at the end"] if left_gb < 0 else []
+    if reserve.gb is not None and left_gb < reserve.gb:
+        warnings.append(
+            f"{left_gb:.2f} GB left is below the {reserve.gb:.2f} GB the release's default heuristic "
+            f"({reserve.where}) keeps for activations, with {_inputs(reserve.used)}"
+        )
+    warning = "; ".join(warnings)
+    return WhatIf(fraction, want_gb, tokens, left_gb, reserve, warning, basis)
+
+
+def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
+    rows = []
+    if "weights_gb" in figures:
+        rows.append(_row(f"{label}weights", figures["weights_gb"]))
+    if "kv_gb" in figures:
+        rows.append(_row(f"{label}KV pool", figures["kv_gb"]))
+    after, pool, kv = (figures.get(n) for n in ("avail_after_weights_gb", "avail_after_pool_gb", "kv_gb"))
+    if after and pool and kv:
+        other = round(after.value - pool.value - kv.value, 2)
+        rows.append(LedgerRow(f"{label}other pool memory", other, pool.line))
+    return rows
+
+
+def _row(item: str, figure: Figure) -> LedgerRow:
+    return LedgerRow(item, round(figure.value, 2), figure.line)
+
+
+def _inputs(used: Mapping[str, Any]) -> str:
+    """``name=value`` pairs; whole numbers read from a log as floats are shown whole."""
+    return ", ".join(
+        f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(used.items())
+    )

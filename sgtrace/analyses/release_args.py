@@ -1,0 +1,205 @@
+"""What a release's server arguments say, read with ``ast``: their defaults and the default reserve.
+
+The server-arguments class is the class of the tree that declares the budget
+knob as an annotated field and declares the most fields (SGLang's
+``ServerArgs``; nothing is looked up by name). The reserve is the memory the
+release's own default heuristic keeps out of the budget (for activations and
+CUDA graphs): the body of its ``if ....<budget> is None:`` is interpreted
+statement by statement with the small evaluator of ``explain`` (assignments
+and ``if``; nothing runs), and the reserve is ``gpu_mem * (1 - the fraction it
+picks)``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgtrace.analyses.explain import Missing, evaluate
+from sgtrace.model import SourceFile
+
+#: Files larger than this are not read for the heuristic (generated tables, not code).
+_MAX_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class ReleaseArgs:
+    """ServerArgs as the release declares it."""
+
+    #: Relative path of the file read, "" if the release has none.
+    path: str
+    #: Field -> default, for fields with a literal default.
+    defaults: dict[str, Any] = field(default_factory=dict)
+    #: Fields whose annotation is numeric (int or float).
+    numeric: frozenset[str] = frozenset()
+    #: Every field name.
+    fields: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """The memory the release's default heuristic keeps for activations, with the figures it used."""
+
+    #: GB, or None when the heuristic could not be evaluated.
+    gb: float | None
+    #: The default mem_fraction_static it picks.
+    fraction: float | None
+    #: Where the heuristic is (path:line), "" if not found.
+    where: str
+    #: The inputs it read, by name.
+    used: dict[str, Any]
+    #: What it needed and did not have ("" if nothing).
+    missing: str = ""
+
+
+def read_args(files: Sequence[SourceFile], budget: str) -> ReleaseArgs:
+    """The fields of the tree's server-arguments class: the one declaring *budget* with the most fields."""
+    best: tuple[int, str, ast.ClassDef] | None = None
+    for source in files:
+        tree = _parse_if(source, f"{budget}:")
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ClassDef) and budget in _fields(node):
+                candidate = (len(_fields(node)), source.path, node)
+                if best is None or (-candidate[0], candidate[1]) < (-best[0], best[1]):
+                    best = candidate
+    if best is None:
+        return ReleaseArgs("")
+    _, path, node = best
+    defaults: dict[str, Any] = {}
+    numeric: set[str] = set()
+    for item in node.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            annotation = ast.unparse(item.annotation)
+            if "int" in annotation or "float" in annotation:
+                numeric.add(item.target.id)
+            if isinstance(item.value, ast.Constant):
+                defaults[item.target.id] = item.value.value
+    return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(_fields(node)))
+
+
+def _fields(node: ast.ClassDef) -> list[str]:
+    return [i.target.id for i in node.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)]
+
+
+def _parse_if(source: SourceFile, needle: str) -> ast.Module | None:
+    """The file's syntax tree if its text holds *needle* (a cheap filter first); None otherwise."""
+    try:
+        with open(source.abspath, "rb") as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > _MAX_BYTES or needle.encode() not in data:
+        return None
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def default_reserve(files: Sequence[SourceFile], args: ReleaseArgs, budget: str, facts: Mapping[str, Any]) -> Reserve:
+    """Evaluate the release's default *budget* heuristic with *facts* (server args, log figures)."""
+    found = _heuristic(files, args, budget)
+    if found is None:
+        return Reserve(None, None, "", {}, f"no default {budget} heuristic found")
+    path, node = found
+    defaults = args.defaults
+    where = f"{path}:{node.lineno}"
+    gpu_mem = facts.get("gpu_mem")
+    if gpu_mem is None and isinstance(facts.get("avail_before_weights_gb"), float):
+        gpu_mem = round(float(facts["avail_before_weights_gb"]) * 1024)  # MB, as the heuristic counts
+    used: dict[str, Any] = {"gpu_mem": gpu_mem}
+    env: dict[str, Any] = {"gpu_mem": gpu_mem}
+    unknown: dict[str, str] = {}
+
+    def lookup(name: str) -> Any:
+        if name in unknown:
+            raise Missing(unknown[name])
+        for source in (env, facts, defaults):
+            if name in source:
+                if source is not env:
+                    used[name] = source[name]
+                return source[name]
+        raise Missing(name)
+
+    try:
+        fraction = _interpret(node.body, budget, env, unknown, lookup)
+    except Missing as exc:
+        return Reserve(None, None, where, used, exc.name)
+    if fraction is None or not isinstance(gpu_mem, (int, float)):
+        return Reserve(None, fraction, where, used, "gpu_mem" if fraction is not None else budget)
+    return Reserve(gpu_mem * (1 - fraction) / 1024, fraction, where, used)
+
+
+def _interpret(
+    body: list[ast.stmt], budget: str, env: dict[str, Any], unknown: dict[str, str], lookup: Any
+) -> float | None:
+    """Run assignments and ifs of *body*; the fraction once *budget* is assigned, else None."""
+    for statement in body:
+        if isinstance(statement, ast.If):
+            branch = statement.body if evaluate(statement.test, lookup) else statement.orelse
+            fraction = _interpret(branch, budget, env, unknown, lookup)
+            if fraction is not None:
+                return fraction
+            continue
+        name, value = _assignment(statement)
+        if name is None or value is None:
+            continue
+        try:
+            env[name] = evaluate(value, lookup)
+            unknown.pop(name, None)
+        except Missing as exc:
+            unknown[name] = exc.name
+        if name == budget:
+            return float(lookup(name))
+    return None
+
+
+def _assignment(statement: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    target: ast.expr | None = None
+    value: ast.expr | None = None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+    elif isinstance(statement, ast.AnnAssign):
+        target, value = statement.target, statement.value
+    elif isinstance(statement, ast.AugAssign):
+        target = statement.target
+        value = ast.BinOp(left=_load(target), op=statement.op, right=statement.value)
+    if isinstance(target, ast.Name):
+        return target.id, value
+    if isinstance(target, ast.Attribute):
+        return target.attr, value
+    return None, None
+
+
+def _load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(value=target.value, attr=target.attr, ctx=ast.Load())
+    return ast.Name(id=target.id if isinstance(target, ast.Name) else "_", ctx=ast.Load())
+
+
+def _heuristic(files: Sequence[SourceFile], args: ReleaseArgs, budget: str) -> tuple[str, ast.If] | None:
+    """The ``if X.<budget> is None:`` that picks the default: in the server-arguments file first."""
+    ordered = sorted(files, key=lambda f: (f.path != args.path, f.path))
+    for source in ordered:
+        tree = _parse_if(source, f"{budget} is None")
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.If) and _tests_unset(node.test, budget) and _assigns(node, budget):
+                return source.path, node
+    return None
+
+
+def _tests_unset(test: ast.expr, budget: str) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.left, (ast.Attribute, ast.Name))
+        and (test.left.attr if isinstance(test.left, ast.Attribute) else test.left.id) == budget
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _assigns(node: ast.If, budget: str) -> bool:
+    return any(_assignment(s)[0] == budget for s in ast.walk(node) if isinstance(s, ast.stmt))

@@ -1,0 +1,122 @@
+"""explain on a journal of three start-ups: formats, ranks, target and draft, the ledger, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sgtrace.analyses.ledger import ledger
+from sgtrace.analyses.startups import facts, pick, split
+from sgtrace.cli import cli
+from sgtrace.report.operator_text import BAR_WIDTH, bar
+from sgtrace.sources import sample_tree
+from tests.conftest import FIXTURES
+
+JOURNAL = FIXTURES / "logs" / "h20_three_startups.journal"
+_JOURNAL_PREFIX = re.compile(r"^[A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \S+ [\w.-]+\[\d+\]: ")
+
+
+def _cat(text: str) -> str:
+    """As ``journalctl -o cat`` writes it: the journal prefix gone."""
+    return "\n".join(_JOURNAL_PREFIX.sub("", line) for line in text.splitlines())
+
+
+def _plain(text: str) -> str:
+    """As SGLang writes to its own stderr: only its lines."""
+    return "\n".join(_JOURNAL_PREFIX.sub("", line) for line in text.splitlines() if "systemd[" not in line)
+
+
+def _docker(text: str) -> str:
+    """As ``docker logs -t`` writes it, with ANSI colours on."""
+    return "\n".join(f"2026-11-02T10:00:01.123456789Z \x1b[32m{line}\x1b[0m" for line in _plain(text).splitlines())
+
+
+@pytest.mark.parametrize("form", [lambda t: t, _cat, _plain, _docker], ids=["short", "cat", "plain", "docker"])
+def test_every_format_gives_the_same_start_ups(form: object) -> None:
+    runs = split(form(JOURNAL.read_text()))  # type: ignore[operator]
+    assert [r.complete for r in runs] == [True, False, True]
+    assert [r.server_args["mem_fraction_static"] for r in runs] == [0.85, 0.88, 0.88]
+    assert pick(runs, None) == 3
+    third = runs[2]
+    assert third.target["avail_before_weights_gb"].value == 94.04  # the least over 8 ranks
+    assert third.target["kv_gb"].value == pytest.approx(10.42)
+    assert third.draft["kv_gb"].value == pytest.approx(0.14)  # the draft's pool is its own
+    assert third.model_types == ("Qwen2ForCausalLM", "LlamaForCausalLMEagle3")
+    assert len(third.ranks) == 8 and third.disagreements == ()
+
+
+def test_died_and_disagreeing_ranks_are_reported() -> None:
+    runs = split(JOURNAL.read_text())
+    assert runs[1].ended.startswith("died (line 118") and not runs[1].complete
+    assert runs[0].ended == "ready, then stopped"
+    disagree = dict(runs[0].disagreements)
+    assert dict(disagree["avail_before_weights_gb"])["TP6"] == 92.81
+    assert facts(runs[0])["avail_before_weights_gb"] == 92.81
+
+
+def test_a_log_with_only_the_draft_lines_never_takes_its_pool_for_the_target() -> None:
+    text = (
+        "[2026-11-02 10:02:17 TP0] Load weight end. elapsed=2.87 s, type=LlamaForCausalLMEagle3, "
+        "dtype=torch.bfloat16, avail mem=8.26 GB, mem usage=0.93 GB.\n"
+        "[2026-11-02 10:02:17 TP0] KV Cache is allocated. #tokens: 273152, K size: 0.07 GB, V size: 0.07 GB\n"
+    )
+    (run,) = split(text)
+    assert "kv_gb" not in run.target and run.draft["kv_gb"].value == pytest.approx(0.14)
+
+
+def test_the_ledger_adds_up_and_its_bar_fits_80_columns() -> None:
+    run = split(JOURNAL.read_text())[2]
+    rows = ledger(run)
+    assert rows[0].item == "free before the weights"
+    assert sum(r.gb for r in rows[1:]) == pytest.approx(rows[0].gb, abs=0.02)
+    assert [r.item for r in rows if r.item.startswith("draft")] == [
+        "draft weights", "draft KV pool", "draft other pool memory", "draft CUDA graphs",
+    ]  # fmt: skip
+    assert rows[-1].item == "left at the end" and rows[-1].gb == 7.21 and rows[-1].line == 263
+    drawn = bar(rows)
+    assert len(drawn) == BAR_WIDTH and drawn.count("K") > drawn.count("k")
+
+
+def test_gzip_and_standard_input(tmp_path: Path) -> None:
+    packed = tmp_path / "journal.gz"
+    packed.write_bytes(gzip.compress(JOURNAL.read_bytes()))
+    runner = CliRunner()
+    base = ["explain", str(sample_tree()), "--no-cache", "--runs"]
+    from_file = runner.invoke(cli, [*base, "--log", str(packed)])
+    from_stdin = runner.invoke(cli, [*base, "--log", "-"], input=JOURNAL.read_bytes())
+    assert from_file.exit_code == 0, from_file.output
+    assert from_file.stdout == from_stdin.stdout and "died (line 118)" in from_file.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "mem_fraction_static=abc"], "--set mem_fraction_static=abc: not a number"),
+        (["--set", "no_such_input=1"], "--set no_such_input: not an input"),
+        (["--run", "9"], "--run 9: the log has 3 start-up(s)"),
+        (["--set", "=1"], "--set expects NAME=VALUE"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(JOURNAL), *args])
+    assert out.exit_code == 2
+    assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00", "not a text log"),
+        (b"hello\n", "no SGLang start-up"),
+        (b"\x1f\x8bxx", "gzip"),
+    ],
+)
+def test_unreadable_logs_are_one_line_and_exit_2(tmp_path: Path, content: bytes, message: str) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(content)
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    assert out.exit_code == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
