@@ -1,7 +1,8 @@
 """Stage 3 (index): how values flow inside one function, read from its tree-sitter node.
 
 Only the functions a slice reaches are read. Statements are walked with an
-explicit guard (the enclosing conditions, ``not (...)`` in else branches);
+explicit guard (the enclosing conditions, ``not (...)`` in else branches; a
+call's guard also negates the earlier ``if``s of its blocks that always leave);
 expressions go to :func:`sgtrace.exprs.expr`. Nested functions and classes
 are left out: they are functions of their own.
 
@@ -71,10 +72,17 @@ class _Reader:
         self.assignments: list[Assignment] = []
         self.returns: list[Return] = []
         self.calls: list[CallSite] = []
+        #: ``not (c)`` for each earlier ``if c:`` of the enclosing blocks whose branch always leaves
+        #: (return, raise, continue, break): a call after it runs only when c is false.
+        self.exits: list[str] = []
 
     def block(self, node: Any, guard: tuple[str, ...]) -> None:
+        depth = len(self.exits)
         for statement in node.named_children:
             self.statement(statement, guard)
+            if statement.type == "if_statement":
+                self.exits.extend(_left(statement))
+        del self.exits[depth:]
 
     def statement(self, node: Any, guard: tuple[str, ...]) -> None:
         kind = node.type
@@ -85,7 +93,7 @@ class _Reader:
             value = next((c for c in node.named_children if c.type != "comment"), None)
             if value is not None:
                 self.returns.append(Return(expr(value), guard, _line(node)))
-                self.collect_calls(value, node)
+                self.collect_calls(value, node, guard)
         elif kind == "if_statement":
             self.if_chain(node, guard)
         elif kind in ("for_statement", "while_statement"):
@@ -163,7 +171,7 @@ class _Reader:
             value = expr(node)
             for target in targets:
                 self.bind(target, value, "copy", guard, code, statement)
-            self.collect_calls(node, statement)
+            self.collect_calls(node, statement, guard)
         elif node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))
             right = node.child_by_field_name("right")
@@ -171,24 +179,58 @@ class _Reader:
             left = node.child_by_field_name("left")
             value = Expr("op", text(node), op, args=(expr(left), expr(right)))  # x op= y reads x too
             self.bind(left, value, op, guard, code, statement)
-            self.collect_calls(right, statement)
+            self.collect_calls(right, statement, guard)
         else:
-            self.collect_calls(node, statement)
+            self.collect_calls(node, statement, guard)
 
     def bind(self, target: Any, value: Expr, op: str, guard: tuple[str, ...], code: str, at: Any) -> None:
         for path, leaf in _leaves(target):
             self.assignments.append(Assignment(_target(leaf, path), value, op, guard, code, _line(at)))
 
-    def collect_calls(self, node: Any, statement: Any) -> None:
+    def collect_calls(self, node: Any, statement: Any, guard: tuple[str, ...]) -> None:
         line = _line(statement)
         stack = [node]
         while stack:
             current = stack.pop()
             if current.type == "call":
-                self.calls.append(CallSite(expr(current), line))
+                self.calls.append(CallSite(expr(current), line, (*guard, *self.exits)))
             if current.type in _NESTED:
                 continue
             stack.extend(reversed(current.named_children))
+
+
+def _left(node: Any) -> list[str]:
+    """``not (c)`` for the leading branches of an ``if``/``elif`` chain that always leave the block."""
+    found: list[str] = []
+    branches = [(node.child_by_field_name("condition"), node.child_by_field_name("consequence"))]
+    for alternative in node.children_by_field_name("alternative"):
+        if alternative.type != "elif_clause":
+            break
+        branches.append((alternative.child_by_field_name("condition"), alternative.child_by_field_name("consequence")))
+    for condition, body in branches:
+        if condition is None or not _always_leaves(body):
+            break
+        found.append(f"not ({text(condition)})")
+    return found
+
+
+def _always_leaves(block: Any) -> bool:
+    """Whether a block ends by leaving: its last statement returns, raises, continues or breaks, or is an
+    ``if`` with an ``else`` whose every branch does."""
+    statements = [c for c in block.named_children if c.type != "comment"] if block is not None else []
+    if not statements:
+        return False
+    last = statements[-1]
+    if last.type in ("return_statement", "raise_statement", "continue_statement", "break_statement"):
+        return True
+    if last.type != "if_statement":
+        return False
+    alternatives = last.children_by_field_name("alternative")
+    if not alternatives or alternatives[-1].type != "else_clause":
+        return False
+    bodies = [last.child_by_field_name("consequence")]
+    bodies += [a.child_by_field_name("consequence" if a.type == "elif_clause" else "body") for a in alternatives]
+    return all(_always_leaves(b) for b in bodies)
 
 
 def _leaves(target: Any) -> list[tuple[tuple[int, ...], Any]]:

@@ -1,8 +1,9 @@
 """Records of the project index and of function bodies: fields only, JSON-friendly.
 
-An outline says what a module defines (fast, from tree-sitter, for every file
-the analysis touches); a body says how values flow inside one function (from
-libcst, only for the functions a slice reaches).
+An outline says what a module defines (from tree-sitter, for every file the
+analysis touches); a body says how values flow inside one function (from the
+same tree-sitter tree, only for the functions a slice reaches; see
+:mod:`sgtrace.body` for why not libcst).
 """
 
 from __future__ import annotations
@@ -168,12 +169,16 @@ class Return:
 
 @dataclass(frozen=True, slots=True)
 class CallSite:
-    """A call anywhere in one function (for arguments to parameters)."""
+    """A call anywhere in one function (for arguments to parameters, and the conditions it runs under)."""
 
     #: The call expression.
     call: Expr
-    #: 1-based line.
+    #: 1-based line of its statement.
     line: int
+    #: The conditions it runs under: the enclosing ones, outermost first (``not (c)`` in an else branch), as
+    #: :class:`Assignment` has them, then ``not (c)`` for each earlier ``if c:`` of its blocks that always
+    #: leaves (``if c: return ...`` before it).
+    guard: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from sgtrace import api
 from sgtrace.analyses.release_args import Reserve, default_reserve, read_args
 from sgtrace.cli import cli
 from sgtrace.discover import discover
+from sgtrace.engine import RunOptions
+from sgtrace.model import TraceQuery
+from sgtrace.sources import Target
 from tests import releases
 from tests.conftest import FIXTURES
 
@@ -85,3 +89,52 @@ def test_other_releases_explain_the_same_start_up(tmp_path: Path, version: str) 
         assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43
     else:  # the newest has a multimodal reservation the log does not show: named, not guessed
         assert code == 2 and "mm_reservation_gb" in data["missing"]
+
+
+def _statuses(version: str, cache: Path, log: bytes | None, settings: dict[str, object]) -> dict[tuple[str, str], Any]:
+    """(function, category) -> the (status, why) of each cap, through the API (the JSON does not name functions)."""
+    target = Target(str(releases.release(version)), version)
+    options = RunOptions(jobs=1, cache_dir=cache)
+    _, result, _ = api.explain(
+        TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options, log, settings
+    )
+    found: dict[tuple[str, str], Any] = {}
+    for cap, status, why in result.caps:
+        found.setdefault((cap.function or "", cap.category), []).append((status, why))
+    return found
+
+
+def test_conditions_travel_with_calls_on_0_5_9(tmp_path: Path) -> None:
+    caps = _statuses(releases.MIDDLE, tmp_path, JOURNAL.read_bytes(), {})
+    for queue in ("DecodePreallocQueue.__init__", "PrefillBootstrapQueue.__init__"):  # built only in their mode
+        ((status, why),) = caps[(queue, "min")]
+        assert status == "not reached" and "self.disaggregation_mode == DisaggregationMode." in why, why
+        assert "Scheduler.init_disaggregation" in why
+    ((status, why),) = caps[("ModelRunnerKVCacheMixin.init_memory_pool", "reduce")]
+    assert status == "not reached" and "self.pp_size > 1 is false" in why
+    hybrid = caps[("ModelRunnerKVCacheMixin.set_num_tokens_hybrid_swa", "split")]
+    mamba = caps[("ModelRunnerKVCacheMixin.handle_max_mamba_cache", "reserve")]
+    for status, why in hybrid + mamba:  # called only if self.is_hybrid_swa / self.mambaish_config is not None
+        assert status in ("unknown", "not reached"), why
+        assert "--set is_hybrid_swa=VALUE" in why or "--set mambaish_config=VALUE" in why, why
+    assert caps[("ModelRunnerKVCacheMixin.init_memory_pool", "base")] == [("applies", "no condition on this write")]
+    rounds = caps[("ModelRunnerKVCacheMixin.init_memory_pool", "round")]
+    assert rounds == [("applies", "no condition on this write")]  # the page-size round
+    # the operator supplies what the code cannot tell: a model without sliding windows or mamba layers
+    told = _statuses(releases.MIDDLE, tmp_path, JOURNAL.read_bytes(), {"is_hybrid_swa": False, "mambaish_config": None})
+    for function in (
+        "ModelRunnerKVCacheMixin.set_num_tokens_hybrid_swa",
+        "ModelRunnerKVCacheMixin.handle_max_mamba_cache",
+    ):
+        assert {s for (f, _), found in told.items() if f == function for s, _ in found} == {"not reached"}
+
+
+def test_the_disaggregation_default_is_read_from_the_release(tmp_path: Path) -> None:
+    """Without a log, disaggregation_mode is the release's own ServerArgs default ("null" in 0.5.9), read statically."""
+    root = releases.release(releases.MIDDLE)
+    assert read_args(discover(str(root)).files, "mem_fraction_static").defaults["disaggregation_mode"] == "null"
+    caps = _statuses(releases.MIDDLE, tmp_path, None, {"mem_fraction_static": 0.88})
+    assert [s for s, _ in caps[("DecodePreallocQueue.__init__", "min")]] == ["not reached"]
+    decode = _statuses(releases.MIDDLE, tmp_path, None, {"disaggregation_mode": "decode"})
+    ((status, why),) = decode[("DecodePreallocQueue.__init__", "min")]  # built now; its own guard is the model's
+    assert status == "unknown" and why.startswith("needs is_hybrid_swa (--set is_hybrid_swa=VALUE)"), why

@@ -7,6 +7,10 @@ is evaluated with a small arithmetic evaluator over the standard library's
 code is run. A variable takes its value from ``--set NAME=VALUE``, else from
 the log by what its name says it holds (see ROLES), else it is reported as
 missing together with the log line or ``--set`` that would supply it.
+
+Each cap's status for the run is its own guard and the calls that reach its
+function (:mod:`sgtrace.analyses.reached`), evaluated in three values with the
+same evaluator: applies, did not bind, not reached, unknown.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 
 #: Which log quantity a formula variable holds, by its name (the names SGLang's code gives them).
@@ -106,12 +111,16 @@ class Explanation:
     missing: dict[str, str] = field(default_factory=dict)
 
 
-def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mapping[str, Any]) -> Explanation:
+def explain(
+    sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mapping[str, Any], paths: Paths | None = None
+) -> Explanation:
     """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values).
 
     A release may compute the budget on more than one path (a start-up sizing and a later resize):
     each statement that mentions the budget starts a chain, statements using a chain's results join
-    it, and the prediction is the result of the first chain that could be computed whole.
+    it, and the prediction is the result of the first chain that could be computed whole. Each cap's
+    status is its own guard and the calls that reach its function (*paths*, from the graph) evaluated
+    with *facts*.
     """
     env: dict[str, Any] = {}
     missing: dict[str, str] = {}
@@ -146,8 +155,7 @@ def explain(sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mappin
     observed_gb = _number(facts.get("kv_gb"))
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
-    reached = frozenset(cap.function for cap in caps if cap.category == "base" and cap.function)
-    statuses = tuple((cap, *_status(cap, facts, reached)) for cap in caps)
+    statuses = _statuses(caps, facts, paths)
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env}
     return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, statuses, missing)
 
@@ -210,8 +218,7 @@ def evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
     if isinstance(node, ast.IfExp):
         return evaluate(node.body if evaluate(node.test, lookup) else node.orelse, lookup)
     if isinstance(node, ast.BoolOp):
-        values = [evaluate(v, lookup) for v in node.values]
-        return all(values) if isinstance(node.op, ast.And) else any(values)
+        return _bool_op(node, lookup)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
         return _FUNCTIONS[node.func.id](*(evaluate(a, lookup) for a in node.args))
     if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
@@ -219,26 +226,105 @@ def evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
     raise Missing(ast.unparse(node))
 
 
-def _status(cap: Cap, facts: Mapping[str, Any], reached: frozenset[str]) -> tuple[str, str]:
-    """(applies | did not bind | not reached | unknown, why) for one cap, from its guard, knobs and function.
+def _bool_op(node: ast.BoolOp, lookup: Callable[[str], Any]) -> Any:
+    """``and``/``or`` in three values: an operand that decides it does, even when another one is missing."""
+    deciding = not isinstance(node.op, ast.And)
+    pending: Missing | None = None
+    value: Any = not deciding
+    for operand in node.values:
+        try:
+            value = evaluate(operand, lookup)
+        except Missing as exc:
+            pending = pending or exc
+            continue
+        if bool(value) is deciding:
+            return value
+    if pending is not None:
+        raise pending
+    return value
 
-    ``applies`` only when every condition on the way is known to hold: the write's own guard, and its
-    function being one the run is known to have gone through (*reached*: where the pool got its value).
+
+def _statuses(caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None) -> tuple[tuple[Cap, str, str], ...]:
+    """Each cap with its status for this run (see :func:`_status`)."""
+    constants = paths.constants if paths is not None else {}
+
+    def holds(text: str) -> tuple[bool | None, str]:
+        return truth(text, facts, constants)
+
+    # the log shows the pool got its value where the base write is, when one function holds it
+    bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
+    base: frozenset[Key] = frozenset(bases) if len(bases) == 1 else frozenset()
+    reach = Reach(paths, holds, base) if paths is not None else None
+    return tuple((cap, *_status(cap, facts, holds, _way(cap, reach, base))) for cap in caps)
+
+
+def _way(cap: Cap, reach: Reach | None, base: frozenset[Key]) -> Verdict:
+    """Whether the run went through the cap's function."""
+    key = (cap.path, cap.function or "")
+    if reach is not None:
+        return reach.function(key)
+    return Verdict(True) if key in base else Verdict(None, notes=(f"when {cap.function} is called is not evaluated",))
+
+
+def _status(cap: Cap, facts: Mapping[str, Any], holds: Holds, way: Verdict) -> tuple[str, str]:
+    """(applies | did not bind | not reached | unknown, why) for one cap, from its guard, knobs and the way in.
+
+    ``applies`` only when every condition on the way is known to hold: the write's own guard, and the calls
+    that reach its function (*way*).
     """
+    if way.value is False:
+        return "not reached", _false(way)
     for knob in cap.knobs:
         name = knob.rsplit(".", 1)[-1]
         if name in facts and facts[name] is None and cap.category in ("min", "override"):
             return "did not bind", f"{name} unset"
-    for condition in cap.guard:
-        try:
-            if not evaluate(ast.parse(condition, mode="eval").body, lambda n: _lookup(n, {}, facts)):
-                return "not reached", f"{condition} is false"
-        except (Missing, SyntaxError, TypeError) as exc:
-            return "unknown", _needs(exc) if isinstance(exc, Missing) else f"cannot evaluate {condition}"
-    held = " and ".join(cap.guard) or "no condition on this write"
-    if cap.function in reached:
-        return "applies", held
-    return "unknown", f"{held}, but when {cap.function} is called is not evaluated"
+    verdict = both([*(condition(text, "", holds) for text in cap.guard), way])
+    if verdict.value is False:
+        return "not reached", _false(verdict)
+    if verdict.value is None:
+        return "unknown", _unknown(verdict)
+    return "applies", " and ".join(cap.guard) or "no condition on this write"
+
+
+def truth(text: str, facts: Mapping[str, Any], constants: Mapping[str, Any]) -> tuple[bool | None, str]:
+    """A condition evaluated with *facts*: (True/False, "") or (None, the input it needs, or the condition)."""
+    try:
+        node = _Constants(constants).visit(ast.parse(text.strip(), mode="eval").body)
+        return bool(evaluate(node, lambda n: _lookup(n, {}, facts))), ""
+    except Missing as exc:
+        return None, exc.name
+    except (SyntaxError, TypeError, ValueError, ArithmeticError):
+        return None, text
+
+
+class _Constants(ast.NodeTransformer):
+    """``DisaggregationMode.DECODE`` -> its literal, as the graph stage read it from the tree."""
+
+    def __init__(self, constants: Mapping[str, Any]) -> None:
+        self.constants = constants
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        text = ast.unparse(node)
+        if text in self.constants:
+            return ast.Constant(self.constants[text])
+        return self.generic_visit(node)
+
+
+def _false(verdict: Verdict) -> str:
+    found = [f"{text} is false" + (f" (the call in {where})" if where else "") for text, where in verdict.false]
+    return found[0] if len(found) == 1 else "false on every way in: " + "; ".join(found)
+
+
+def _unknown(verdict: Verdict, shown: int = 3) -> str:
+    """The inputs that would decide it, each once with the first condition that needs it (*shown* of them)."""
+    first: dict[str, str] = {}
+    for name, text, where in verdict.needs:
+        at = f" (the call in {where})" if where else ""
+        first.setdefault(name, _needs(Missing(name)) + (f" for {text}" if name != text else "") + at)
+    parts = [p.removeprefix("needs ") if i else p for i, p in enumerate(list(first.values())[:shown])]
+    if len(first) > shown:
+        parts.append(f"and {len(first) - shown} more")
+    return "; ".join(parts + list(verdict.notes[:shown]))
 
 
 def _needs(exc: Missing) -> str:

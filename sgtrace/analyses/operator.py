@@ -16,6 +16,7 @@ from typing import Any
 from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_of, solve, value_of
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
 from sgtrace.analyses.logs import QUANTITIES, LogError, decode
+from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, default_reserve, read_args
 from sgtrace.analyses.startups import StartUp, facts, pick, split
 from sgtrace.model import BudgetSite, Cap, SourceFile
@@ -87,10 +88,15 @@ def build(
     runs: list[StartUp],
     settings: Mapping[str, Any],
     want: Want,
+    paths: Paths | None = None,
 ) -> tuple[Explanation, Context]:
-    """Explain the chosen start-up (or --set values alone) with the release's formula; see the module doc."""
+    """Explain the chosen start-up (or --set values alone) with the release's formula; see the module doc.
+
+    *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses.
+    """
     args = read_args(files, budget)
-    _check_settings(settings, args, sites, caps, budget)
+    conditions = [g for cap in caps for g in cap.guard] + (list(paths.conditions()) if paths is not None else [])
+    _check_settings(settings, args, sites, conditions, budget)
     if want.run is not None and not 1 <= want.run <= len(runs):
         raise BadInput(f"--run {want.run}: the log has {len(runs)} start-up(s)")
     chosen = runs[pick(runs, want.run) - 1] if runs else None
@@ -105,7 +111,7 @@ def build(
         result.observed_kv_gb,
         result.observed_tokens,
         result.bytes_per_token,
-        explain(sites, caps, budget, status_facts).caps,
+        explain(sites, caps, budget, status_facts, paths).caps,
         result.missing,
     )
     found = multiplied(sites, budget)
@@ -152,11 +158,14 @@ def _want(
 
 
 def _check_settings(
-    settings: Mapping[str, Any], args: ReleaseArgs, sites: list[BudgetSite], caps: list[Cap], budget: str
+    settings: Mapping[str, Any], args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str
 ) -> None:
-    """Every --set names something the formula, a cap's guard, ServerArgs or the log knows; numbers where numeric."""
+    """Every --set names something the formula, a condition on the caps' way, ServerArgs or the log knows.
+
+    Numbers where numeric.
+    """
     words = {budget, "gpu_mem", *QUANTITIES, *args.fields}
-    for text in [site.code for site in sites] + [g for cap in caps for g in cap.guard]:
+    for text in [site.code for site in sites] + conditions:
         words.update(_identifiers(text))
     numeric = {budget, "gpu_mem", *QUANTITIES, *args.numeric}
     for name, value in settings.items():
