@@ -6,7 +6,9 @@
 
 Each command runs as a user runs it (a fresh process). "cold" uses a new
 empty cache directory for every run; "warm" reuses one filled beforehand.
-Prints a Markdown table: median seconds and the ratio to grep's median.
+Prints a Markdown table: median seconds, the ratio to grep's median, peak RSS,
+and whether the goals hold (find: cold <= 10x grep, warm <= 3x; trace and caps:
+cold <= 60x, warm <= 8x; a cold caps within 1 GiB of memory).
 """
 
 from __future__ import annotations
@@ -35,6 +37,21 @@ Row = tuple[str, float, float]
 
 #: Peak resident memory (MiB) of any command run so far, by command label.
 PEAKS: dict[str, float] = {}
+#: (command, cache state) -> the largest ratio to grep that meets the goal.
+GOALS = {("find", "cold"): 10.0, ("find", "warm"): 3.0, ("trace", "cold"): 60.0, ("trace", "warm"): 8.0,
+         ("caps", "cold"): 60.0, ("caps", "warm"): 8.0}  # fmt: skip
+#: The most memory a cold caps may take, MiB.
+CAPS_RSS_GOAL = 1024.0
+
+
+def verdict(label: str, ratio: float, peak: float) -> str:
+    """``ok``/``over`` against the goals for a row's command and cache state ("" for grep)."""
+    for (command, state), most in GOALS.items():
+        if label.startswith(f"sgtrace {command} ") and f"({state} cache)" in label:
+            over = ratio > most or (command == "caps" and state == "cold" and peak > CAPS_RSS_GOAL)
+            limit = f"<= {most:g}x" + (f", <= {CAPS_RSS_GOAL:.0f} MiB" if (command, state) == ("caps", "cold") else "")
+            return f"{'over' if over else 'ok'} ({limit})"
+    return ""
 
 
 def _time(command: list[str], runs: int, prepare: object = None, label: str = "") -> float:
@@ -112,10 +129,11 @@ def main() -> None:
         f"tree: {options.tree or 'sglang==' + options.release}: {len(files)} files, {lines:,} lines; "
         f"median of {options.runs} runs; {shutil.which('grep')}\n"
     )
-    print("| command | median s | x grep | peak RSS MiB |\n|---|---:|---:|---:|")
+    print("| command | median s | x grep | peak RSS MiB | goal |\n|---|---:|---:|---:|---|")
     commands = tuple(options.command or COMMANDS)
     for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES), commands):
-        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {PEAKS.get(label, PEAKS.get('grep', 0.0)):.0f} |")
+        peak = PEAKS.get(label, PEAKS.get("grep", 0.0))
+        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {peak:.0f} | {verdict(label, ratio, peak)} |")
 
 
 if __name__ == "__main__":

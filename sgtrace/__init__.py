@@ -1,3 +1,3 @@
 """sgtrace: find where SGLang sizes, caps and passes on its KV-cache pool, statically."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

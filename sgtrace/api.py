@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,8 @@ from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
 from sgtrace.model import (
     READ_KINDS,
+    BudgetSite,
+    Cap,
     CapsResult,
     FileError,
     FindQuery,
@@ -71,7 +74,7 @@ def resolve_targets(
 
 def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> FindResult:
     """Every write (and optionally read) of ``query.attribute`` under *targets*."""
-    return _find(query, [(t, _discover(t, options)) for t in targets], options)
+    return _find(query, [(t, _discover(t, options)) for t in targets], options)[0]
 
 
 def _discover(target: Target, options: RunOptions) -> Listing:
@@ -82,19 +85,24 @@ def _discover(target: Target, options: RunOptions) -> Listing:
         raise InputError(str(exc)) from exc
 
 
-def _find(query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions) -> FindResult:
+def _find(
+    query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions, digest: bool = False
+) -> tuple[FindResult, bytes]:
+    """The result, and (if asked) a digest of the trees' contents taken in the same pass."""
     writes: list[Site] = []
     reads: list[Site] = []
     errors: list[FileError] = []
     stats: dict[str, int] = {}
     prefix_paths = len(listed) > 1
+    digests = []
     for target, listing in listed:
-        tree = scan_tree(listing, query.attribute, options)
+        tree = scan_tree(listing, query.attribute, options, digest)
+        digests.append(tree.digest)
         prefix = f"{target.display.rstrip('/')}/" if prefix_paths else ""
         _collect(tree, query, prefix, writes, reads, errors)
         for name, value in tree.stats.items():
             stats[name] = stats.get(name, 0) + value
-    return FindResult(
+    result = FindResult(
         attribute=query.attribute,
         root=", ".join(t.display for t, _ in listed),
         writes=tuple(sorted(writes, key=_site_order)),
@@ -103,6 +111,7 @@ def _find(query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: R
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
     )
+    return result, b"".join(digests)
 
 
 def _collect(
@@ -131,19 +140,52 @@ def _site_order(site: Site) -> tuple[str, int, int, str]:
     return (site.path, site.line, site.column, site.kind)
 
 
-def trace(query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None = None) -> TraceResult:
-    """The data-flow graph of ``query.attribute``: backward from its writes, forward to its reads."""
-    from sgtrace.cache import JsonCache, key
+def trace(
+    query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None = None, reach: bool = False
+) -> TraceResult:
+    """The data-flow graph of ``query.attribute``: backward from its writes, forward to its reads.
+
+    With *reach*, the graph also holds the calls that run the cap functions and their conditions
+    (graph attribute ``reach``, what ``explain`` evaluates).
+    """
+    return _traced(_prepare(query, target, options, listing, reach), options)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What every graph question starts from: the files, find's answer, and the graph's cache key."""
+
+    query: TraceQuery
+    target: Target
+    listing: Listing
+    found: FindResult
+    entry: str
+    reach: bool = False
+
+
+def _prepare(
+    query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None, reach: bool = False
+) -> _Prepared:
+    from sgtrace.cache import key
+
+    listing = listing or _discover(target, options)
+    found, digest = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, digest=True)
+    extras = ("reach",) if reach else ()
+    entry = key(digest, "graph", query.attribute, str(query.max_nodes), *query.knob_receivers, *extras)
+    return _Prepared(query, target, listing, found, entry, reach)
+
+
+def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
+    """The graph from the cache, or built and cached."""
+    from sgtrace.cache import JsonCache
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
     from sgtrace.project import Project
 
-    listing = listing or _discover(target, options)
-    found = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options)
-    project = Project(listing, JsonCache(options.cache_dir, "index"))
+    query, found = prepared.query, prepared.found
+    project = Project(prepared.listing, JsonCache(options.cache_dir, "index"))
     store = JsonCache(options.cache_dir, "graph")
-    entry = key(project.tree_key().encode(), "graph", query.attribute, str(query.max_nodes), *query.knob_receivers)
-    cached = store.get(entry)
+    cached = store.get(prepared.entry)
     graph = None
     if cached is not None:
         try:
@@ -151,26 +193,57 @@ def trace(query: TraceQuery, target: Target, options: RunOptions, listing: Listi
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached graph: {exc}", file=sys.stderr)
     if graph is None:
-        slicer = build(project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers)
+        slicer = build(
+            project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers,
+            with_reach=prepared.reach,
+        )  # fmt: skip
         graph = slicer.graph
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated)
-        store.put(entry, to_data(graph))
+        store.put(prepared.entry, to_data(graph))
     errors = sorted({*found.errors, *project.errors}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))
-    return TraceResult(query.attribute, target.display, graph, truncated, tuple(errors), stats, found.shadowed)
+    return TraceResult(query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed)
 
 
 def caps(
     query: TraceQuery, budget: str, target: Target, options: RunOptions, listing: Listing | None = None
 ) -> CapsResult:
-    """Where *budget* enters the computation of ``query.attribute``, and every cap on the way to it."""
+    """Where *budget* enters the computation of ``query.attribute``, and every cap on the way to it.
+
+    The answer is cached beside the graph, so a warm run loads neither the graph nor networkx.
+    """
+    from sgtrace.cache import JsonCache, key
+    from sgtrace.codec import from_json, to_json
+
+    prepared = _prepare(query, target, options, listing)
+    store = JsonCache(options.cache_dir, "caps")
+    entry = key(prepared.entry.encode(), "caps", budget)
+    cached = store.get(entry)
+    if cached is not None:
+        try:
+            sites = tuple(from_json(s, BudgetSite) for s in cached["sites"])
+            found = tuple(from_json(c, Cap) for c in cached["caps"])
+            errors = prepared.found.errors
+            return CapsResult(
+                query.attribute, budget, target.display, sites, found, errors, bool(cached["truncated"]),
+                prepared.found.shadowed,
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            print(f"sgtrace: warning: ignoring damaged cached caps: {exc}", file=sys.stderr)
+    result = _caps(_traced(prepared, options), budget)
+    store.put(
+        entry, {"sites": to_json(result.budget_sites), "caps": to_json(result.caps), "truncated": result.truncated}
+    )
+    return result
+
+
+def _caps(traced: TraceResult, budget: str) -> CapsResult:
     from sgtrace.analyses.caps import check
 
-    traced = trace(query, target, options, listing)
     sites, found = check(traced.graph, budget)
     return CapsResult(
-        query.attribute,
+        traced.attribute,
         budget,
         traced.root,
         tuple(sites),
@@ -197,14 +270,17 @@ def explain(
     where one is needed, and a start-up that is not there are an InputError.
     """
     from sgtrace.analyses.operator import BadInput, Want, build, read_runs
+    from sgtrace.analyses.reached import read_paths
+    from sgtrace.graph.reach import REACH
 
     try:
         runs = read_runs(log) if log is not None else []
         listing = _discover(target, options)
-        found = caps(query, budget, target, options, listing)
-        result, context = build(
-            listing.files, list(found.budget_sites), list(found.caps), budget, runs, settings, want or Want()
-        )
+        traced = trace(query, target, options, listing, reach=True)
+        found = _caps(traced, budget)
+        paths = read_paths(traced.graph.graph.get(REACH))
+        sites, capped = list(found.budget_sites), list(found.caps)
+        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     return found, result, context

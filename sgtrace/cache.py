@@ -21,7 +21,7 @@ from sgtrace import __version__
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 3
+SCHEMA = 4
 
 
 def default_dir() -> Path:
@@ -39,6 +39,21 @@ def key(data: bytes, *query: str) -> str:
     digest.update(f"{__version__}\0{SCHEMA}\0{chr(0).join(query)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
+
+
+class TreeDigest:
+    """A digest of a whole tree, fed module by module in a fixed order."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.blake2b(digest_size=20)
+
+    def add(self, module: str, data: bytes) -> None:
+        """Add one module's name and content."""
+        self._digest.update(module.encode("utf-8") + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
+
+    def digest(self) -> bytes:
+        """The digest so far."""
+        return self._digest.digest()
 
 
 class JsonCache:

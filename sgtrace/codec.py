@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, TypeVar
 
 from sgtrace import records
-from sgtrace.model import FileError
+from sgtrace.model import BudgetSite, Cap, FileError
 
 T = TypeVar("T")
 
@@ -19,6 +19,8 @@ RECORDS: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         FileError,
+        BudgetSite,
+        Cap,
         records.Import,
         records.Param,
         records.Function,

@@ -1,41 +1,32 @@
-"""An identifier index of a whole tree: which modules contain each identifier.
+"""Which modules of a tree contain an identifier.
 
 Questions such as "who calls ``configure``?" or "which classes inherit from
-this mixin?" would otherwise scan every file's bytes once per name. The
-index costs one regex pass over the tree, and is cached on disk under a key
-made of every file's path and content hash.
+this mixin?" would otherwise run a regex over every file once per name. Each
+file's words are collected once (bytes ``translate`` and ``split``: about four
+times faster than a regex ``findall``; 0.56 s for SGLang 0.5.23's 68 MB on this
+machine), and a name's modules are found by a set lookup per file, remembered
+per name. Words are only kept in memory: building them again costs about as
+much as reading a cached index from disk, and a warm run (the graph cached)
+needs none.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-
-from sgtrace.cache import JsonCache, key
-
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+#: Every byte that cannot be part of an identifier becomes a space.
+_NON_WORD = bytes(c if chr(c).isalnum() and c < 128 or c == ord("_") else 32 for c in range(256))
 
 
-def tree_digest(contents: list[tuple[str, bytes]]) -> bytes:
-    """A digest of a whole tree: every module's name and content hash."""
-    digest = hashlib.blake2b(digest_size=20)
-    for module, data in contents:
-        digest.update(module.encode("utf-8") + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
-    return digest.digest()
+class IdentifierIndex:
+    """Identifier -> the modules whose text contains it as a word."""
 
+    def __init__(self, contents: list[tuple[str, bytes]]) -> None:
+        self._modules = [module for module, _ in contents]
+        self._words = [frozenset(data.translate(_NON_WORD).split()) for _, data in contents]
+        self._found: dict[str, tuple[str, ...]] = {}
 
-def build_identifier_index(contents: list[tuple[str, bytes]], cache: JsonCache) -> dict[str, tuple[str, ...]]:
-    """Identifier -> the modules whose text contains it as a word; *contents* sorted by module."""
-    modules = [module for module, _ in contents]
-    entry = key(tree_digest(contents), "identifiers")
-    cached = cache.get(entry)
-    if isinstance(cached, dict) and cached.get("modules") == modules:
-        index = cached.get("index", {})
-        if isinstance(index, dict):
-            return {name: tuple(modules[i] for i in positions) for name, positions in index.items()}
-    inverted: dict[str, list[int]] = {}
-    for position, (_, data) in enumerate(contents):
-        for word in set(_IDENTIFIER.findall(data)):
-            inverted.setdefault(word.decode("ascii"), []).append(position)
-    cache.put(entry, {"modules": modules, "index": inverted})
-    return {name: tuple(modules[i] for i in positions) for name, positions in inverted.items()}
+    def get(self, name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The modules that contain *name* as a word (in the order given), or *default* if none do."""
+        if name not in self._found:
+            word = name.encode("utf-8")
+            self._found[name] = tuple(m for m, words in zip(self._modules, self._words, strict=True) if word in words)
+        return self._found[name] or default

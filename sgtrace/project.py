@@ -2,7 +2,8 @@
 
 Nothing is parsed up front. Discovery lists the files; a file is parsed
 (tree-sitter, for its outline) the first time a question needs it, and a
-function body (libcst) the first time a slice reaches it. Questions that
+function body is read from that tree-sitter tree the first time a slice
+reaches it (libcst only words syntax errors: :mod:`sgtrace.parse`). Questions that
 need the whole tree, such as "which classes inherit from this mixin?", first
 narrow it with a byte search for the name.
 """
@@ -19,7 +20,7 @@ from sgtrace.body import read_body, read_statement
 from sgtrace.cache import JsonCache, key
 from sgtrace.codec import from_json, to_json
 from sgtrace.discover import Listing
-from sgtrace.identifiers import build_identifier_index, tree_digest
+from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
 from sgtrace.parse import decode, parse, parse_tree
@@ -87,8 +88,7 @@ class Project:
         self._trees: dict[str, Any] = {}
         self._callers: dict[str, tuple[str, ...]] = {}
         self._methods: dict[str, tuple[tuple[Module, Function], ...]] = {}
-        self._identifiers: dict[str, tuple[str, ...]] | None = None
-        self._tree_key: str | None = None
+        self._identifiers: IdentifierIndex | None = None
 
     # -- files and modules -------------------------------------------------
 
@@ -162,17 +162,10 @@ class Project:
             self._mentions[pattern] = tuple(sorted(found))
         return self._mentions[pattern]
 
-    def tree_key(self) -> str:
-        """A hex digest of the whole tree's content (module names and bytes)."""
-        if self._tree_key is None:
-            self._tree_key = tree_digest([(m, self.raw(m) or b"") for m in sorted(self.files)]).hex()
-        return self._tree_key
-
-    def identifiers(self) -> dict[str, tuple[str, ...]]:
-        """Identifier -> modules that contain it, for the whole tree (built once, cached on disk)."""
+    def identifiers(self) -> IdentifierIndex:
+        """Identifier -> modules that contain it, for the whole tree (built once, on first use)."""
         if self._identifiers is None:
-            contents = [(m, self.raw(m) or b"") for m in sorted(self.files)]
-            self._identifiers = build_identifier_index(contents, self.cache)
+            self._identifiers = IdentifierIndex([(m, _read(self.files[m].abspath)) for m in sorted(self.files)])
         return self._identifiers
 
     def callers_of(self, name: str) -> tuple[str, ...]:
@@ -397,6 +390,15 @@ def _literal_prefix(pattern: str) -> str:
         r"(?<!\\)[A-Za-z_][A-Za-z0-9_]{2,}", pattern.replace("\\b", " ").replace("\\s", " ").replace("\\w", " ")
     )
     return max(runs, key=len) if runs else ""
+
+
+def _read(path: str) -> bytes:
+    """A file's bytes, or nothing if it cannot be read (its error is reported where it is used)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def is_test_module(module: str) -> bool:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import networkx as nx
 from click.testing import CliRunner
 
 from sgtrace.analyses.caps import CATEGORIES, budget_sites, check
+from sgtrace.api import caps
 from sgtrace.cli import cli
+from sgtrace.engine import RunOptions
 from sgtrace.graph.points import Point
-from sgtrace.sources import sample_tree
+from sgtrace.model import TraceQuery
+from sgtrace.sources import Target, sample_tree
 
 SAMPLE = sample_tree()
 POOL = "max_total_num_tokens"
@@ -137,3 +141,56 @@ def test_caps_sarif_has_one_rule_per_category() -> None:
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [f"sgtrace/{c}" for c in CATEGORIES]
     assert run["results"] and all(r["ruleId"].startswith("sgtrace/") for r in run["results"])
     assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] > 0 for r in run["results"])
+
+
+_SIDE_HISTORY = """
+class Limits:
+    def __init__(self, server_args):
+        self.max_num_reqs = server_args.max_running_requests
+        if self.max_num_reqs is None:
+            self.max_num_reqs = min(4096, int(self.watermark() * 2))
+        self.max_num_reqs = self.max_num_reqs // self.dp_size * self.dp_size
+
+    def watermark(self):
+        free = self.allocator.available_size()
+        return free - self.reserved
+
+    def follow(self, runner: "Runner"):
+        self.max_num_reqs = min(self.max_num_reqs, runner.max_total_num_tokens // 2)
+
+
+class Runner:
+    def __init__(self, server_args, limits: Limits):
+        self.limits = limits
+        self.mem_fraction_static = server_args.mem_fraction_static
+
+    def profile(self, total, avail):
+        rest = avail - total * (1 - self.mem_fraction_static)
+        return int(rest * (1 << 30) // 4096)
+
+    def init_pool(self, total, avail):
+        self.max_total_num_tokens = self.profile(total, avail)
+        self.limits.follow(self)
+        self.max_total_num_tokens = min(self.max_total_num_tokens, self.limits.max_num_reqs * 4096)
+
+
+class Scheduler:
+    def __init__(self, runner: Runner):
+        self.max_total_num_tokens = runner.max_total_num_tokens
+"""
+
+
+def test_a_min_operands_own_history_is_an_input_not_caps(tmp_path: Path) -> None:
+    """The request cap is computed from the pool and caps it back; its own writes are not the pool's caps."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "runner.py").write_text(_SIDE_HISTORY)
+    result = caps(TraceQuery(POOL), "mem_fraction_static", Target(str(tmp_path), "t"), RunOptions(cache_dir=None))
+    assert [(c.category, c.target, c.function) for c in result.caps] == [
+        ("base", POOL, "Runner.init_pool"),
+        ("min", POOL, "Runner.init_pool"),
+    ]
+    [site] = result.budget_sites
+    assert "mem_fraction_static" in site.code
+    # the other operand is reported as an input, with the knob it comes from
+    assert "server_args.max_running_requests" in result.caps[1].knobs

@@ -98,3 +98,9 @@ def test_graph_upstream_keeps_the_writes_and_what_lies_near_them() -> None:
     # every kept node is a write of the attribute or feeds one directly
     feeding = {link["source"] for link in near["links"] if link["target"] in seeds}
     assert kept <= seeds | feeding
+
+
+def test_two_output_formats_at_once_is_a_usage_error() -> None:
+    code, out, err = _invoke("graph", SAMPLE, "--dot", "--json", "--no-cache")
+    assert code == 2 and out == ""
+    assert "give one output format, not --dot and --json" in err

@@ -78,14 +78,16 @@ def test_two_thousand_term_operator_chain() -> None:
 def test_unreadable_file_does_not_hide_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "good.py").write_bytes(WRITE)
     (tmp_path / "locked.py").write_bytes(WRITE)
-    real_open = open
+    import sgtrace.engine
 
-    def guarded_open(path: object, *args: object, **kwargs: object) -> object:
-        if str(path).endswith("locked.py"):
+    real_read = sgtrace.engine.read_bytes
+
+    def guarded_read(path: str) -> bytes:  # tests run as root: a chmod would not lock the file
+        if path.endswith("locked.py"):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_read(path)
 
-    monkeypatch.setattr("builtins.open", guarded_open)
+    monkeypatch.setattr(sgtrace.engine, "read_bytes", guarded_read)
     result = find(FindQuery("max_total_num_tokens"), [Target(str(tmp_path), "t")], RunOptions(jobs=1))
     assert [(w.path, w.line) for w in result.writes] == [("good.py", 1)]
     assert [(e.path, e.message) for e in result.errors] == [("locked.py", "cannot read file: Permission denied")]

@@ -6,6 +6,7 @@ fetched source, never written here.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from sgtrace.sources import Target
 from tests import releases
 
 pytestmark = pytest.mark.release
+QUERY = TraceQuery("max_total_num_tokens")
 
 
 def _caps(version: str, cache: Path) -> tuple[Path, CapsResult]:
@@ -143,3 +145,25 @@ def test_explain_names_what_the_newest_formula_needs(tmp_path: Path) -> None:
     steps = {s.target: s.value for s in supplied.steps}
     assert steps["rest_memory"] == pytest.approx(21.71 - 94.04 * 0.12)
     assert supplied.kv_budget_gb is not None and round(supplied.kv_budget_gb, 2) == 10.43
+
+
+@pytest.mark.parametrize("version", [releases.OLDEST, releases.EARLY_05, releases.MIDDLE, releases.NEWEST])
+def test_the_default_slice_is_complete_and_any_larger_bound_gives_the_same(tmp_path: Path, version: str) -> None:
+    root = releases.release(version)
+    default = caps(QUERY, "mem_fraction_static", Target(str(root), version), RunOptions(cache_dir=tmp_path))
+    larger = caps(
+        TraceQuery("max_total_num_tokens", max_nodes=100_000),
+        "mem_fraction_static",
+        Target(str(root), version),
+        RunOptions(cache_dir=tmp_path),
+    )
+    assert not default.truncated and not larger.truncated
+    assert default.caps == larger.caps and default.budget_sites == larger.budget_sites
+
+
+def test_newest_lists_no_run_time_state_as_a_cap(tmp_path: Path) -> None:
+    """Allocator counters, request-count caps and graph batch sizes are other quantities, not the pool's chain."""
+    _, result = _caps(releases.NEWEST, tmp_path)
+    assert not [c for c in result.caps if "/allocator/" in c.path or "cuda_graph" in c.path]
+    other = re.compile(r"req|batch|(^|_)bs$|watermark|num_pages|available_size", re.IGNORECASE)
+    assert not [c for c in result.caps if other.search(c.target)], [c.target for c in result.caps]

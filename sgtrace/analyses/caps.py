@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from sgtrace.graph.paths import reachable
 from sgtrace.graph.points import Point
 from sgtrace.model import BudgetSite, Cap
 
@@ -66,19 +67,23 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     seeds = set(pool)
     core = [
         p
-        for p in pool
-        if seeds & nx.descendants(graph, p) or not seeds & nx.ancestors(graph, p)  # feeds others, or is first
+        for p in pool  # feeds others, or is first
+        if seeds & (reachable(graph, [p]) - {p}) or not seeds & (reachable(graph, [p], downstream=False) - {p})
     ]
-    upstream_of_core = set(core).union(*(nx.ancestors(graph, p) for p in core)) if core else set()
+    upstream_of_core = reachable(graph, core, downstream=False)
     sites = [s for s in budget_sites(graph, budget) if s in upstream_of_core]
-    derived = set(sites).union(*(nx.descendants(graph, s) for s in sites)) if sites else set()
+    derived = reachable(graph, sites)
     upstream_of_pool = upstream_of_core | set(pool)
     path = derived & upstream_of_pool
     steps = [p for p in path if p.kind in ("write", "local", "field", "return") and p not in sites]
     caps = [c for c in (_classify(graph, p, derived) for p in steps) if c is not None]
-    for node in upstream_of_pool - derived:
-        if node.kind in ("write", "local") and _in_family(graph, node) and graph.nodes[node].get("guard"):
-            caps.append(_cap(graph, node, "override", derived))
+    overrides = {
+        n
+        for n in upstream_of_pool - derived
+        if n.kind in ("write", "local") and graph.nodes[n].get("guard") and _replaces(graph, n)
+    }
+    # of one name's steps in one branch (``x = a`` then ``x = round(x)``), the last replaces the pool
+    caps += [_cap(graph, n, "override", derived) for n in overrides if not _followed(graph, n, overrides)]
     reserves = [c for c in caps if c.category == "reserve"]
     report_sites = [_site(graph, s, derived) for s in sites]
     report_sites += [BudgetSite(c.path, c.line, c.code, c.knobs) for c in reserves]
@@ -144,6 +149,24 @@ def _in_family(graph: nx.DiGraph, node: Point) -> bool:
     """Whether *node* holds the pool size or a share of it (``max_total_num_tokens``, ``swa_max_total_num_tokens``)."""
     attribute = _attribute(graph)
     return bool(attribute) and _name(node).endswith(attribute)
+
+
+def _followed(graph: nx.DiGraph, node: Point, others: set[Point]) -> bool:
+    """Whether a later step of the same name, under the same conditions or narrower ones, takes *node* on."""
+    guard = list(graph.nodes[node].get("guard") or ())
+    return any(
+        o.label == node.label and list(graph.nodes[o].get("guard") or ())[: len(guard)] == guard
+        for o in others - {node}
+        if o in nx.descendants(graph, node)
+    )
+
+
+def _replaces(graph: nx.DiGraph, node: Point) -> bool:
+    """Whether *node* is the pool size, or is copied into it (``sizes = replace(sizes, max_total_num_tokens=x)``)."""
+    return _in_family(graph, node) or any(
+        op in _COPIES and _in_family(graph, v) and v.kind in ("write", "field")
+        for _, v, op in graph.out_edges(node, data="op")
+    )
 
 
 def _copies_a_relative(graph: nx.DiGraph, node: Point) -> bool:

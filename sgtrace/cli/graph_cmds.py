@@ -73,9 +73,9 @@ def trace(
 
 @cli.command(epilog=_GRAPH_EPILOG)
 @click.argument("arguments", metavar="[ATTRIBUTE] [PATH|SPEC]", nargs=-1)
-@click.option("--dot", "fmt", flag_value="dot", default=True, help="Graphviz DOT (the default).")
-@click.option("--json", "fmt", flag_value="json", help="networkx node-link JSON.")
-@click.option("--graphml", "fmt", flag_value="graphml", help="GraphML.")
+@click.option("--dot", "as_dot", is_flag=True, help="Graphviz DOT (the default).")
+@click.option("--json", "as_json", is_flag=True, help="networkx node-link JSON.")
+@click.option("--graphml", "as_graphml", is_flag=True, help="GraphML.")
 @click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
 @click.option(
@@ -86,7 +86,9 @@ def trace(
 @_common
 def graph(
     arguments: Sequence[str],
-    fmt: str,
+    as_dot: bool,
+    as_json: bool,
+    as_graphml: bool,
     render: str | None,
     output: Path | None,
     upstream: int | None,
@@ -97,6 +99,10 @@ def graph(
     from sgtrace.report import dot, graphjson
 
     attribute, target = _graph_arguments(arguments)
+    chosen = [name for name, given in (("dot", as_dot), ("json", as_json), ("graphml", as_graphml)) if given]
+    if len(chosen) > 1:
+        raise click.UsageError(f"give one output format, not {' and '.join('--' + c for c in chosen)}")
+    fmt = chosen[0] if chosen else "dot"
     if render and output is None:
         raise click.UsageError("--render needs -o FILE")
     result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, flags))

@@ -8,10 +8,12 @@ folder, the deepest one that decides winning.
 from __future__ import annotations
 
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from sgtrace.model import PathFilter
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 #: Folders never descended into: version control, caches, virtual environments, other tools' output.
 SKIP_DIRS = frozenset(
@@ -30,8 +32,8 @@ class Ignorer:
     """Answers "is this path left out?" for the paths under one root, loading ``.gitignore`` files as it goes."""
 
     def __init__(self, top: Path, path_filter: PathFilter) -> None:
-        self.exclude = GitIgnoreSpec.from_lines(path_filter.exclude) if path_filter.exclude else None
-        self.include = GitIgnoreSpec.from_lines(path_filter.include) if path_filter.include else None
+        self.exclude = _compile(path_filter.exclude) if path_filter.exclude else None
+        self.include = _compile(path_filter.include) if path_filter.include else None
         self.checkout = git_top(top) if path_filter.gitignore else None
         #: (folder relative to the root, or a path prefix reaching the root from above, spec)
         self.specs: dict[tuple[str, ...], GitIgnoreSpec] = {}
@@ -57,9 +59,12 @@ class Ignorer:
             if spec is not None:
                 self.specs[rel] = spec
 
-    def skips_dir(self, rel: tuple[str, ...], directory: str) -> bool:
-        """Whether a folder (path parts below the root) is left out with all it holds."""
-        if rel[-1] in SKIP_DIRS or any(Path(directory, m).exists() for m in ENVIRONMENT_MARKERS):
+    def skips_dir(self, rel: tuple[str, ...]) -> bool:
+        """Whether a folder (path parts below the root) is left out with all it holds.
+
+        (A Python environment is recognised by what it holds, once it is listed: see ENVIRONMENT_MARKERS.)
+        """
+        if rel[-1] in SKIP_DIRS:
             return True
         path = "/".join(rel) + "/"
         if self.exclude is not None and self.exclude.match_file(path):
@@ -100,7 +105,13 @@ def _spec(path: Path) -> GitIgnoreSpec | None:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    return GitIgnoreSpec.from_lines(text.splitlines())
+    return _compile(text.splitlines())
+
+
+def _compile(lines: list[str] | tuple[str, ...]) -> GitIgnoreSpec:
+    from pathspec import GitIgnoreSpec  # imported when a pattern is met: most runs have none
+
+    return GitIgnoreSpec.from_lines(lines)
 
 
 def git_top(start: Path) -> Path | None:

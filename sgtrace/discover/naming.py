@@ -23,6 +23,14 @@ class Layout:
     strong: set[Parts] = field(default_factory=set)
     #: Folders holding a packaging file, and ``src``/``python`` beside one: roots of single-file modules.
     weak: set[Parts] = field(default_factory=set)
+    #: folder -> its import root, remembered.
+    _bases: dict[Parts, Parts] = field(default_factory=dict, repr=False)
+
+    def base(self, folder: Parts, memo: dict[Parts, bool]) -> Parts:
+        """The import root of a folder in a package: the first folder up that is no package (remembered)."""
+        if folder not in self._bases:
+            self._bases[folder] = self.base(folder[:-1], memo) if folder and self.in_package(folder, memo) else folder
+        return self._bases[folder]
 
     def in_package(self, folder: Parts, memo: dict[Parts, bool]) -> bool:
         """Whether *folder* is a package: it holds ``__init__.py`` or lies in one (a namespace portion)."""
@@ -66,9 +74,7 @@ def _tail(rel: Parts) -> list[str]:
 def _package_name(abspath: str, rel: Parts, layout: Layout, memo: dict[Parts, bool]) -> _Named:
     """Walk up while the folder is a package; the folder reached is the import root."""
     folder = rel[:-1]
-    base = folder
-    while base and layout.in_package(base, memo):
-        base = base[:-1]
+    base = layout.base(folder, memo)
     if not base and layout.in_package(base, memo):
         return _Named(abspath, rel, ".".join([*layout.above, *folder, *_tail(rel)]), None, "package")
     return _Named(abspath, rel, ".".join([*folder[len(base) :], *_tail(rel)]), base, "package")

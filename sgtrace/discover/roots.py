@@ -18,11 +18,6 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 #: Files whose packaging settings may name import roots.
 CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 #: Folders that hold a project's packages by convention.
@@ -31,6 +26,10 @@ CONVENTIONAL = ("src", "python")
 
 def configured_roots(name: str, text: str) -> list[str]:
     """Folders (relative to the config file's folder, POSIX) that its packaging settings name as import roots."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         if name == "pyproject.toml":
             return _pyproject_roots(tomllib.loads(text))

@@ -7,11 +7,10 @@ packaging settings as data.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgtrace.discover.ignore import Ignorer
+from sgtrace.discover.ignore import ENVIRONMENT_MARKERS, Ignorer
 from sgtrace.discover.naming import Layout, Parts, name_files
 from sgtrace.discover.roots import CONFIG_FILES, CONVENTIONAL, configured_roots, normalise
 from sgtrace.model import FileError, PathFilter, Shadowed, SourceFile
@@ -71,6 +70,14 @@ def _package_above(directory: Path) -> Parts:
     return tuple(reversed(names))
 
 
+def _regular(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a regular file (links followed), from what the listing already knows."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 class _Walker:
     """One walk of a folder tree: files kept, errors, and the layout facts met on the way."""
 
@@ -91,8 +98,8 @@ class _Walker:
         while stack:
             directory, rel = stack.pop()
             entries = self._list(directory, rel, seen)
-            if entries is None:
-                continue
+            if entries is None or (rel and any(e.name in ENVIRONMENT_MARKERS for e in entries)):
+                continue  # unreadable, or a Python environment: not source
             self.ignorer.enter(rel, directory)
             subdirs = []
             for entry in entries:
@@ -122,7 +129,7 @@ class _Walker:
         except OSError:
             is_dir = False
         if is_dir:
-            return None if self.ignorer.skips_dir(parts, entry.path) else (entry.path, parts)
+            return None if self.ignorer.skips_dir(parts) else (entry.path, parts)
         if entry.name in CONFIG_FILES:
             self._configured(entry.path, entry.name, rel)
         if not entry.name.endswith(".py"):
@@ -131,12 +138,12 @@ class _Walker:
             self.layout.init_dirs.add(rel)
         if self.ignorer.skips_file(parts):
             return None
-        try:
-            mode = os.stat(entry.path).st_mode
-        except OSError as exc:
-            self.errors.append(FileError("/".join(parts), 0, f"cannot read file: {exc.strerror}"))
-            return None
-        if not stat.S_ISREG(mode):
+        if not _regular(entry):
+            try:
+                os.stat(entry.path)
+            except OSError as exc:
+                self.errors.append(FileError("/".join(parts), 0, f"cannot read file: {exc.strerror}"))
+                return None
             self.errors.append(FileError("/".join(parts), 0, "not a regular file"))
             return None
         self.found.append((entry.path, parts))

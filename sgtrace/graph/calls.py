@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from sgtrace.graph.points import Edge, Point, Scope, scope_of
+from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
 from sgtrace.project import Module, Project, call_pattern, contains
 from sgtrace.records import CallSite, Expr, Function, Param
 
@@ -24,14 +24,20 @@ def feed_parameter(slicer: Slicer, scope: Scope, param: Param, index: int, targe
     bound = scope.self_name is not None or scope.function.qualname.endswith("__init__")
     if scope.caller is not None:  # entered from one call on the way back: only its argument counts
         caller, call, line = scope.caller
-        argument = _argument(call, param, index - (1 if bound else 0), slicer.project, caller, line)
-        if argument is not None:
-            slicer.feed(argument, caller, line, target, "param")
+        _feed_argument(slicer, caller, call, line, param, index - (1 if bound else 0), target)
         return
     for caller, site in call_sites(slicer, scope):
-        argument = _argument(site.call, param, index - (1 if bound else 0), slicer.project, caller, site.line)
-        if argument is not None:
-            slicer.feed(argument, caller, site.line, target, "param")
+        _feed_argument(slicer, caller, site.call, site.line, param, index - (1 if bound else 0), target)
+
+
+def _feed_argument(
+    slicer: Slicer, caller: Scope, call: Expr, line: int, param: Param, position: int, target: Point
+) -> None:
+    """Feed *target* from what *call* passes for *param*, its edges marked as entering at that call."""
+    argument = _argument(call, param, position, slicer.project, caller, line)
+    if argument is not None:
+        site = call_site(caller, call, line)
+        slicer.entering(site, target, lambda: slicer.feed(argument, caller, line, target, "param"))
 
 
 def call_sites(slicer: Slicer, scope: Scope) -> list[tuple[Scope, CallSite]]:

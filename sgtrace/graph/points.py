@@ -77,6 +77,11 @@ class Scope:
         return self.function.params[0].name
 
 
+def call_site(caller: Scope, call: Expr, line: int) -> str:
+    """The id of a call (its file and line): edges entering and leaving a callee there carry it."""
+    return f"{caller.path}:{call.line or line}"
+
+
 def scope_of(module: Module, function: Function) -> Scope:
     """The scope of a function, a method when its qualname's parent is a class of the module."""
     parent = function.qualname.rpartition(".")[0]

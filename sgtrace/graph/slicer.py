@@ -5,6 +5,18 @@ assignment, the callers of a parameter, the return statements of a callee,
 the writes of an attribute in the classes a receiver may be -- adds those as
 nodes with an edge, and queues them in turn. Knobs, environment variables,
 constants, calls outside the tree and reads of unknown receivers end a path.
+
+The slice follows the traced value's own chain, not everything upstream of
+it. A point is expanded in one of two modes. *Main*: the value itself, carried
+by locals, parameters, returns, calls and the attribute's own family
+(``max_total_num_tokens``, ``swa_max_total_num_tokens``, its config fields):
+everything that feeds it is followed. *Side*: another quantity met as an
+operand or copied into the chain (a ``min()``'s other argument, a ratio, the
+budget knob's attribute): only its provenance is followed, through copies
+(assignment, parameter, field, return, property) to its knob, environment
+variable or constant, never into the operations that compute it. So another
+quantity's own history (allocator counters, request caps, graph batch sizes)
+is not in the slice, and the slice ends by itself.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from functools import partial
 
 import networkx as nx
 
-from sgtrace.graph.points import Edge, Point, Scope, scope_of
+from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
 from sgtrace.graph.types import Types
 from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
 from sgtrace.records import Assignment, CallSite, Expr, Field, Function, Param
@@ -27,20 +39,38 @@ MAX_FOREIGN_WRITE_MODULES = 25
 #: Calls that pass their arguments' value through.
 _PASS_THROUGH = frozenset({"int", "float", "round", "abs", "math.floor", "math.ceil", "math.trunc", "max", "min"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+#: Edge operations that pass a value on unchanged (provenance is followed through these in side mode).
+COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "subscript"})
+#: Kinds of point that carry the traced value in main mode, whatever their name.
+_CARRIERS = frozenset({"local", "param", "return", "call", "const", "global", "env", "knob"})
+MAIN, SIDE = "main", "side"
 _STRING = re.compile(r"""^[rRuU]?(['"])(.*)\1$""")
 
 
 class Slicer:
     """Builds the graph; call :meth:`run` after seeding."""
 
-    def __init__(self, project: Project, knob_receivers: tuple[str, ...] = ("server_args",), limit: int = 4000):
+    def __init__(
+        self,
+        project: Project,
+        knob_receivers: tuple[str, ...] = ("server_args",),
+        limit: int = 4000,
+        attribute: str = "",
+    ):
         self.project = project
         self.types = Types(project)
         self.knob_receivers = knob_receivers
         self.limit = limit
+        #: The traced attribute: points whose name ends with it carry the value (main mode).
+        self.attribute = attribute
         self.graph: nx.DiGraph = nx.DiGraph()
-        self._todo: deque[Callable[[], None]] = deque()
-        self._scheduled: set[tuple[Point, str]] = set()
+        self._todo: deque[tuple[Callable[[], None], str]] = deque()
+        #: (point, context) -> the mode it was queued in (main wins over side).
+        self._scheduled: dict[tuple[Point, str], str] = {}
+        #: The mode of the expansion running now.
+        self._mode = MAIN
+        #: (call site, parameter point) while a call's argument feeds that parameter (see :meth:`entering`).
+        self._entering: tuple[str, Point] | None = None
         self.truncated = False
         #: (module, qualname) -> the calls that may run that function (see :mod:`calls`).
         self.call_sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
@@ -63,22 +93,62 @@ class Slicer:
         edge: Edge,
         expand: Callable[[], None] | None = None,
         context: str = "",
+        exit_site: str = "",
     ) -> None:
-        """Link *source* -> *target*, and queue the expansion of *source* once per calling context."""
+        """Link *source* -> *target*, and queue the expansion of *source* once per calling context.
+
+        *exit_site* marks an edge from a callee's return to what the call at that site assigns.
+        """
         self.node(source)
         self.node(target)
         if not self.graph.has_edge(source, target):
             self.graph.add_edge(source, target, op=edge.op, approximate=edge.approximate)
-        if expand is not None and (source, context) not in self._scheduled:
-            self._scheduled.add((source, context))
-            self._todo.append(expand)
+            if self._mode == SIDE:
+                self.graph.edges[source, target][SIDE] = True
+        elif self._mode == MAIN:
+            self.graph.edges[source, target].pop(SIDE, None)
+        if self._entering is not None and self._entering[1] == target:
+            _tag(self.graph.edges[source, target], ENTER, self._entering[0])
+        if exit_site:
+            _tag(self.graph.edges[source, target], EXIT, exit_site)
+        if expand is not None:
+            mode = self._mode_of(source, edge.op)
+            if mode is not None:
+                self._queue(source, expand, context, mode)
+
+    def entering(self, site: str, parameter: Point, feed: Callable[[], None]) -> None:
+        """Run *feed* (a call's argument feeding *parameter*), marking its edges as entered at *site*."""
+        outer, self._entering = self._entering, (site, parameter)
+        try:
+            feed()
+        finally:
+            self._entering = outer
+
+    def _mode_of(self, source: Point, op: str) -> str | None:
+        """How *source*, feeding the point being expanded through *op*, is expanded (None: not at all)."""
+        copy = op in COPIES or op.startswith("unpack")
+        if self._mode == SIDE:
+            return SIDE if copy else None
+        return MAIN if self.carries(source) else SIDE
+
+    def carries(self, point: Point) -> bool:
+        """Whether *point* may hold the traced value itself (see the module's docstring)."""
+        if point.kind in _CARRIERS:
+            return True
+        name = point.label.rsplit(".", 1)[-1]
+        return bool(self.attribute) and name.endswith(self.attribute)
 
     def schedule(self, point: Point, expand: Callable[[], None], context: str = "") -> None:
-        """Queue the expansion of *point* (once per context) without adding an edge."""
+        """Queue the expansion of *point* (once per context, in main mode) without adding an edge."""
         self.node(point)
-        if (point, context) not in self._scheduled:
-            self._scheduled.add((point, context))
-            self._todo.append(expand)
+        self._queue(point, expand, context, MAIN)
+
+    def _queue(self, point: Point, expand: Callable[[], None], context: str, mode: str) -> None:
+        queued = self._scheduled.get((point, context))
+        if queued == MAIN or queued == mode:
+            return
+        self._scheduled[(point, context)] = mode
+        self._todo.append((expand, mode))
 
     def run(self) -> nx.DiGraph:
         """Expand queued points until none is left (or the node limit is reached)."""
@@ -86,7 +156,9 @@ class Slicer:
             if len(self.graph) >= self.limit:
                 self.truncated = True
                 break
-            self._todo.popleft()()
+            expand, self._mode = self._todo.popleft()
+            expand()
+        self._mode = MAIN
         return self.graph
 
     # -- seeds ---------------------------------------------------------------
@@ -161,8 +233,10 @@ class Slicer:
         caller: tuple[Scope, Expr, int] | None = None,
     ) -> None:
         inner = scope_of(module, function)
+        site = ""
         if caller is not None:
             inner = inner.entered(*caller)
+            site = call_site(caller[0], caller[1], caller[2])
         suffix = "".join(f"[{i}]" for i in path)
         for ret in self.project.body(module, function).returns:
             point = Point("return", f"{function.qualname}(){suffix}", module.source.path, ret.line)
@@ -173,6 +247,7 @@ class Slicer:
                 Edge(op),
                 partial(self.feed, ret.value, inner, ret.line, point, "copy", path),
                 inner.context,
+                site,
             )
 
     def feed_const(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
@@ -404,6 +479,19 @@ class Slicer:
         from sgtrace.graph.calls import feed_parameter
 
         feed_parameter(self, scope, param, index, target)
+
+
+#: Edge attributes: the call sites at which an edge enters a callee (argument -> parameter) or leaves
+#: it (return -> what the call assigns), so analyses can keep to paths where calls and returns match.
+#: An edge made while following another quantity's provenance carries ``side: True``.
+ENTER, EXIT = "enter", "exit"
+
+
+def _tag(data: dict[str, object], key: str, site: str) -> None:
+    sites = data.setdefault(key, [])
+    assert isinstance(sites, list)
+    if site not in sites:
+        sites.append(site)
 
 
 def _is_accessor_call(value: Expr, scope: Scope) -> bool:

@@ -24,17 +24,20 @@ def render(result: TraceResult) -> str:
 
 
 def render_graphml(result: TraceResult) -> str:
-    """GraphML (lists of guards joined into one string, as GraphML holds only scalars)."""
+    """GraphML (lists of guards and of call sites joined into one string, as GraphML holds only scalars)."""
     data = to_data(result.graph)
     graph: nx.DiGraph = nx.node_link_graph(data, directed=True, multigraph=False, edges="links")
     for _, attributes in graph.nodes(data=True):
         for name, value in list(attributes.items()):
             attributes[name] = _scalar(value)
+    for _, _, attributes in graph.edges(data=True):
+        for name, value in list(attributes.items()):
+            attributes[name] = _scalar(value, ", ")  # call sites
     graph.graph = {"attribute": result.attribute, "root": result.root, "truncated": result.truncated}
     return '<?xml version="1.0" encoding="utf-8"?>\n' + "\n".join(nx.generate_graphml(graph)) + "\n"
 
 
-def _scalar(value: Any) -> Any:
+def _scalar(value: Any, joint: str = " and ") -> Any:
     if isinstance(value, list):
-        return " and ".join(str(v) for v in value)
+        return joint.join(str(v) for v in value)
     return value

@@ -1,0 +1,62 @@
+"""Reachability along paths where calls and returns match.
+
+One graph holds every calling context, so a shared helper (``ceil_align``)
+joins its callers: a path may enter it from one call and leave it to another.
+Edges that enter a callee or leave it carry their call sites (``enter``,
+``exit``); a path is followed only while the site it leaves by is the one it
+came in by. One pending call is remembered (a path that starts inside a
+function may leave it anywhere), which rules out the common false paths at
+the cost of a few hundred states.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+
+from sgtrace.graph.points import Point
+from sgtrace.graph.slicer import ENTER, EXIT, SIDE
+
+
+def reachable(graph: nx.DiGraph, sources: Iterable[Point], downstream: bool = True) -> set[Point]:
+    """*sources* and what is reachable from them (downstream, or upstream) along the traced value's chain.
+
+    Paths keep to matching calls and returns, and to the value's own chain: edges
+    made while following another quantity's provenance (``side``) are not crossed.
+    """
+    start = [(s, "") for s in sources if s in graph]
+    seen: set[tuple[Point, str]] = set(start)
+    queue = deque(start)
+    while queue:
+        node, pending = queue.popleft()
+        for neighbour, data in _steps(graph, node, downstream):
+            state = _through(data, pending, downstream)
+            if state is None:
+                continue
+            if (neighbour, state) not in seen:
+                seen.add((neighbour, state))
+                queue.append((neighbour, state))
+    return {node for node, _ in seen}
+
+
+def _steps(graph: nx.DiGraph, node: Point, downstream: bool) -> Iterable[tuple[Point, dict[str, Any]]]:
+    if downstream:
+        return ((v, data) for _, v, data in graph.out_edges(node, data=True) if not data.get(SIDE))
+    return ((u, data) for u, _, data in graph.in_edges(node, data=True) if not data.get(SIDE))
+
+
+def _through(data: dict[str, Any], pending: str, downstream: bool) -> str | None:
+    """The pending call after crossing an edge, or None if the edge leaves by another call."""
+    leave, come = (EXIT, ENTER) if downstream else (ENTER, EXIT)
+    leaving = data.get(leave) or []
+    if leaving:
+        if pending and pending not in leaving:
+            return None
+        pending = ""
+    coming = data.get(come) or []
+    if coming:
+        pending = coming[0] if len(coming) == 1 else ""
+    return pending
