@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,53 @@ class TreeDigest:
     def __init__(self) -> None:
         self._digest = hashlib.blake2b(digest_size=20)
 
-    def add(self, module: str, data: bytes) -> None:
-        """Add one module's name and content."""
-        self._digest.update(module.encode("utf-8") + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
+    def add(self, module: str, data: bytes) -> bytes:
+        """Add one module's name and content; its content digest is returned (see :meth:`add_digest`)."""
+        content = hashlib.blake2b(data, digest_size=16).digest()
+        self.add_digest(module, content)
+        return content
+
+    def add_digest(self, module: str, content: bytes) -> None:
+        """Add one module's name and the digest of its content, taken earlier."""
+        self._digest.update(module.encode("utf-8") + b"\0" + content)
 
     def digest(self) -> bytes:
         """The digest so far."""
         return self._digest.digest()
+
+
+class Manifest:
+    """What an earlier run learnt of each file of a tree, by path, size and modification time.
+
+    ``[size, mtime_ns, scan key ("" when the name is not in the file), content digest (hex, "" when not
+    taken)]``: a file whose size and time are unchanged need not be read again. As git does with its
+    index, a file modified within two seconds before the manifest was written is read anyway (a later
+    change within the same clock tick would go unseen).
+    """
+
+    #: Files this recent, relative to when the manifest was written, are not trusted.
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, directory: Path | None, name: str) -> None:
+        self.store = JsonCache(directory, "manifest")
+        self.entry = key(name.encode("utf-8"), "manifest")
+        self.written = 0
+        self.files: dict[str, list[Any]] = {}
+        data = self.store.get(self.entry)
+        if isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("written"), int):
+            self.written, self.files = data["written"], data["files"]
+
+    def known(self, path: str, size: int, mtime_ns: int) -> list[Any] | None:
+        """What was learnt of *path* if it is unchanged since, else None."""
+        found = self.files.get(path)
+        if not isinstance(found, list) or len(found) != 4 or found[0] != size or found[1] != mtime_ns:
+            return None
+        return found if mtime_ns < self.written - self.RACY_NS else None
+
+    def save(self, files: dict[str, list[Any]]) -> None:
+        """Store what this run learnt (only when it differs from what was loaded)."""
+        if files != self.files:
+            self.store.put(self.entry, {"written": time.time_ns(), "files": files})
 
 
 class JsonCache:

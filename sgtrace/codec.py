@@ -39,16 +39,27 @@ RECORDS: dict[str, type] = {
 
 def to_json(value: Any) -> Any:
     """A JSON-compatible form of a record (tuples become lists)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        encoded = {"@": type(value).__name__}
-        for field in dataclasses.fields(value):
-            encoded[field.name] = to_json(getattr(value, field.name))
-        return encoded
-    if isinstance(value, (tuple, list)):
-        return [to_json(item) for item in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    raise TypeError(f"cannot encode {type(value).__name__}")
+    if isinstance(value, (tuple, list)):
+        return [to_json(item) for item in value]
+    names = _field_names(type(value))
+    if names is None:
+        raise TypeError(f"cannot encode {type(value).__name__}")
+    encoded = {"@": type(value).__name__}
+    for name in names:
+        encoded[name] = to_json(getattr(value, name))
+    return encoded
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (looked up once per class), None for anything else."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+    return _FIELDS[cls]
 
 
 def from_json(data: Any, expected: type[T]) -> T:

@@ -135,3 +135,26 @@ def test_diff_of_two_tags_equals_the_diff_of_the_packages(tmp_path: Path, cache:
 def _strip(items: Any) -> list[Any]:
     """Records (or pairs of records) with the ``python/`` prefix taken off their paths."""
     return [tuple(map(_unprefixed, i)) if isinstance(i, tuple) else _unprefixed(i) for i in items]
+
+
+def test_explain_of_a_journal_equals_the_package(layout: tuple[Path, Path], cache: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from sgtrace.cli import cli
+    from tests.conftest import FIXTURES
+
+    package, tree = layout
+    journal = str(FIXTURES / "logs" / "h20_three_startups.journal")
+
+    def explained(root: Path) -> dict[str, Any]:
+        args = ["explain", str(root), "--log", journal, "--format", "json", "--cache-dir", str(cache)]
+        data: dict[str, Any] = json.loads(CliRunner().invoke(cli, args).stdout)
+        data.pop("root")
+        return data
+
+    expected = explained(package)
+    got = json.loads(json.dumps(explained(tree)).replace("python/sglang/", "sglang/"))
+    assert expected["runs"] and expected["caps"]
+    assert got == expected

@@ -5,6 +5,7 @@ Each command lives in its own module; importing this package registers them all 
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,10 @@ __all__ = ["cli", "main"]
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: click with usage errors shortened to one line (exit code 2)."""
+    # A graph of the newest SGLang allocates millions of small objects and few cycles: collecting
+    # less often saves about 5% of a cold run (measured on 0.5.23), for a few MB.
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="sgtrace", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

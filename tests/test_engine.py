@@ -1,0 +1,68 @@
+"""The engine's pass over a tree: an unchanged file is not read again, a changed one always is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import sgtrace.engine
+from sgtrace.discover import discover
+from sgtrace.engine import RunOptions, scan_tree
+from sgtrace.parse import read_bytes
+
+OLD_NS = 1_600_000_000 * 10**9  # long before any manifest is written: trusted
+
+
+def _tree(root: Path) -> None:
+    (root / "a.py").write_text("class A:\n    def f(self):\n        self.max_total_num_tokens = 1\n")
+    (root / "b.py").write_text("x = 1\n")
+    for path in root.glob("*.py"):
+        os.utime(path, ns=(OLD_NS, OLD_NS))
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the engine reads from now on."""
+    read: list[str] = []
+
+    def spy(path: str) -> bytes:
+        read.append(path)
+        return read_bytes(path)
+
+    monkeypatch.setattr(sgtrace.engine, "read_bytes", spy)
+    return read
+
+
+def _writes(root: Path, cache: Path, digest: bool = False) -> tuple[list[int], bytes]:
+    scan = scan_tree(discover(str(root)), "max_total_num_tokens", RunOptions(jobs=1, cache_dir=cache), digest)
+    return [a.line for _, s in scan.files for a in s.accesses if a.kind == "assign"], scan.digest
+
+
+def test_unchanged_files_are_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    first = _writes(root, cache, digest=True)
+    read = _spy(monkeypatch)
+    assert _writes(root, cache, digest=True) == first and read == []
+    # a change of size, or of time alone, is seen
+    (root / "a.py").write_text("class A:\n    def f(self):\n\n        self.max_total_num_tokens = 2\n")
+    os.utime(root / "a.py", ns=(OLD_NS, OLD_NS))
+    lines, digest = _writes(root, cache, digest=True)
+    assert lines == [4] and digest != first[1] and read == [str(root / "a.py")]
+    os.utime(root / "b.py", ns=(OLD_NS + 10**9, OLD_NS + 10**9))
+    read.clear()
+    _writes(root, cache)
+    assert read == [str(root / "b.py")]
+
+
+def test_a_file_changed_just_before_the_manifest_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    os.utime(root / "a.py")  # now: as recent as the manifest the next run writes
+    _writes(root, cache)
+    read = _spy(monkeypatch)
+    _writes(root, cache)
+    assert read == [str(root / "a.py")]
