@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sgtrace.discover import Listing, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
+from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import (
     READ_KINDS,
     BudgetSite,
@@ -86,18 +87,24 @@ def _discover(target: Target, options: RunOptions) -> Listing:
 
 
 def _find(
-    query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions, digest: bool = False
-) -> tuple[FindResult, bytes]:
-    """The result, and (if asked) a digest of the trees' contents taken in the same pass."""
+    query: FindQuery,
+    listed: Sequence[tuple[Target, Listing]],
+    options: RunOptions,
+    digest: bool = False,
+    meanwhile: Callable[[dict[str, bytes]], None] | None = None,
+) -> tuple[FindResult, bytes, dict[str, bytes]]:
+    """The result and, if asked, a digest of the trees and their files' bytes, from the same pass."""
     writes: list[Site] = []
     reads: list[Site] = []
     errors: list[FileError] = []
     stats: dict[str, int] = {}
     prefix_paths = len(listed) > 1
     digests = []
+    contents: dict[str, bytes] = {}
     for target, listing in listed:
-        tree = scan_tree(listing, query.attribute, options, digest)
+        tree = scan_tree(listing, query.attribute, options, digest, meanwhile)
         digests.append(tree.digest)
+        contents.update(tree.contents)
         prefix = f"{target.display.rstrip('/')}/" if prefix_paths else ""
         _collect(tree, query, prefix, writes, reads, errors)
         for name, value in tree.stats.items():
@@ -111,7 +118,7 @@ def _find(
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
     )
-    return result, b"".join(digests)
+    return result, b"".join(digests), contents
 
 
 def _collect(
@@ -161,6 +168,10 @@ class _Prepared:
     found: FindResult
     entry: str
     reach: bool = False
+    #: Module -> bytes, as find's pass read them (the graph, when built, reads them from here).
+    contents: dict[str, bytes] = field(default_factory=dict, repr=False)
+    #: The tree's identifier index, when it was built while find's workers parsed.
+    identifiers: IdentifierIndex | None = None
 
 
 def _prepare(
@@ -169,10 +180,15 @@ def _prepare(
     from sgtrace.cache import key
 
     listing = listing or _discover(target, options)
-    found, digest = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, digest=True)
-    extras = ("reach",) if reach else ()
+    built: list[IdentifierIndex] = []
+
+    def index(contents: dict[str, bytes]) -> None:  # files must be parsed: the graph cannot be cached
+        built.append(IdentifierIndex(sorted(contents.items())))
+
+    found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
+    extras = ("reach",) * reach + ("strict-types",) * query.strict_types
     entry = key(digest, "graph", query.attribute, str(query.max_nodes), *query.knob_receivers, *extras)
-    return _Prepared(query, target, listing, found, entry, reach)
+    return _Prepared(query, target, listing, found, entry, reach, contents, built[0] if built else None)
 
 
 def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
@@ -183,7 +199,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     from sgtrace.project import Project
 
     query, found = prepared.query, prepared.found
-    project = Project(prepared.listing, JsonCache(options.cache_dir, "index"))
+    project = Project(prepared.listing, JsonCache(options.cache_dir, "index"), prepared.contents, prepared.identifiers)
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)
     graph = None
@@ -195,7 +211,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     if graph is None:
         slicer = build(
             project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers,
-            with_reach=prepared.reach,
+            with_reach=prepared.reach, strict=query.strict_types,
         )  # fmt: skip
         graph = slicer.graph
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated)

@@ -30,7 +30,7 @@ def read_body(function: Any) -> Body:
     body = function.child_by_field_name("body")
     if body is not None:
         reader.block(body, ())
-    return Body(tuple(reader.assignments), tuple(reader.returns), tuple(reader.calls))
+    return Body(tuple(reader.assignments), tuple(reader.returns), tuple(reader.calls), leaves=tuple(reader.leaves))
 
 
 def read_statement(statement: Any) -> tuple[Assignment, ...]:
@@ -72,6 +72,8 @@ class _Reader:
         self.assignments: list[Assignment] = []
         self.returns: list[Return] = []
         self.calls: list[CallSite] = []
+        #: Bare returns (the value kept as it was), as :class:`Return` with an empty constant.
+        self.leaves: list[Return] = []
         #: ``not (c)`` for each earlier ``if c:`` of the enclosing blocks whose branch always leaves
         #: (return, raise, continue, break): a call after it runs only when c is false.
         self.exits: list[str] = []
@@ -94,6 +96,8 @@ class _Reader:
             if value is not None:
                 self.returns.append(Return(expr(value), guard, _line(node)))
                 self.collect_calls(value, node, guard)
+            else:
+                self.leaves.append(Return(Expr("const", "None", "None"), guard, _line(node)))
         elif kind == "if_statement":
             self.if_chain(node, guard)
         elif kind in ("for_statement", "while_statement"):
@@ -162,6 +166,7 @@ class _Reader:
         code = _code(statement)
         if node.type == "assignment":
             targets = []
+            annotation = node.child_by_field_name("type")
             while node.type == "assignment":
                 targets.append(node.child_by_field_name("left"))
                 right = node.child_by_field_name("right")
@@ -169,8 +174,9 @@ class _Reader:
                     return  # an annotation without a value binds nothing
                 node = right
             value = expr(node)
+            noted = text(annotation) if annotation is not None else ""
             for target in targets:
-                self.bind(target, value, "copy", guard, code, statement)
+                self.bind(target, value, "copy", guard, code, statement, noted)
             self.collect_calls(node, statement, guard)
         elif node.type == "augmented_assignment":
             operator = text(node.child_by_field_name("operator"))
@@ -183,9 +189,11 @@ class _Reader:
         else:
             self.collect_calls(node, statement, guard)
 
-    def bind(self, target: Any, value: Expr, op: str, guard: tuple[str, ...], code: str, at: Any) -> None:
+    def bind(
+        self, target: Any, value: Expr, op: str, guard: tuple[str, ...], code: str, at: Any, annotation: str = ""
+    ) -> None:
         for path, leaf in _leaves(target):
-            self.assignments.append(Assignment(_target(leaf, path), value, op, guard, code, _line(at)))
+            self.assignments.append(Assignment(_target(leaf, path), value, op, guard, code, _line(at), annotation))
 
     def collect_calls(self, node: Any, statement: Any, guard: tuple[str, ...]) -> None:
         line = _line(statement)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from sgtrace.records import Expr
@@ -32,11 +31,23 @@ _CONSTANTS = frozenset(
 )
 _TRANSPARENT = frozenset({"parenthesized_expression", "await", "named_expression"})
 _SEQUENCES = frozenset({"tuple", "list", "expression_list", "pattern_list", "tuple_pattern", "list_pattern", "set"})
+#: Comprehensions: their ``for`` clauses bind names to elements of an iterable.
+COMPREHENSIONS = frozenset(
+    {"list_comprehension", "set_comprehension", "generator_expression", "dictionary_comprehension"}
+)
+#: Keyword prefix on a comprehension's Expr: ``("for:a,b", iterable)`` for ``for a, b in iterable``.
+FOR_PREFIX = "for:"
+
+
+#: Whitespace that ``str.split`` would fold (ASCII; other text takes the slow path).
+_SPACING = (b"\n", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
 def text(node: Any) -> str:
     """The node's source on one line, cut to TEXT_LIMIT."""
     raw: bytes = node.text
+    if raw.isascii() and not any(c in raw for c in _SPACING) and raw.strip() == raw:
+        return raw.decode("utf-8", "replace")[:TEXT_LIMIT]  # most nodes: already one line, single-spaced
     return " ".join(raw.decode("utf-8", "replace").split())[:TEXT_LIMIT]
 
 
@@ -44,7 +55,8 @@ def expr(node: Any) -> Expr:
     """Reduce an expression; unknown shapes keep their sub-expressions as operands."""
     reduced = _reduce(node)
     if reduced.kind in ("attr", "call", "name", "subscript"):
-        return replace(reduced, line=node.start_point[0] + 1)
+        r = reduced  # a new record rather than dataclasses.replace: this runs for every expression node
+        return Expr(r.kind, r.text, r.name, r.base, r.args, r.keywords, node.start_point[0] + 1)
     return reduced
 
 
@@ -164,4 +176,26 @@ def _other(node: Any, source: str) -> Expr:
             stack.extend(reversed(child.named_children))
             continue
         operands.append(expr(child))
-    return Expr("other", source, node.type, args=tuple(operands))
+    return Expr("other", source, node.type, args=tuple(operands), keywords=_bindings(node))
+
+
+def _bindings(node: Any) -> tuple[tuple[str, Expr], ...]:
+    """A comprehension's ``for`` clauses: (``for:`` + the names bound, the iterable)."""
+    if node.type not in COMPREHENSIONS:
+        return ()
+    found: list[tuple[str, Expr]] = []
+    for clause in node.named_children:
+        left, right = clause.child_by_field_name("left"), clause.child_by_field_name("right")
+        if clause.type != "for_in_clause" or left is None or right is None:
+            continue
+        names = [text(n) for n in _identifiers(left)]
+        if names:
+            found.append((FOR_PREFIX + ",".join(names), expr(right)))
+    return tuple(found)
+
+
+def _identifiers(node: Any) -> list[Any]:
+    """The identifiers a (possibly nested) ``for`` target binds."""
+    if node.type == "identifier":
+        return [node]
+    return [leaf for child in node.named_children for leaf in _identifiers(child)]

@@ -174,6 +174,8 @@ class TraceQuery:
     max_nodes: int = 2000
     #: Receivers whose attributes are configuration knobs (``server_args.X``).
     knob_receivers: tuple[str, ...] = ("server_args",)
+    #: Whether calls on receivers of unknown type stay unresolved (no approximate guess by method name).
+    strict_types: bool = False
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,8 @@ class Cap:
     knobs: tuple[str, ...]
     #: The statement.
     code: str
+    #: Whether the path to it passes a call resolved only by method name (a receiver of unknown type).
+    approximate: bool = False
 
 
 @dataclass(frozen=True)

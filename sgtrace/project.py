@@ -23,8 +23,8 @@ from sgtrace.discover import Listing
 from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
-from sgtrace.parse import decode, parse, parse_tree
-from sgtrace.records import Assignment, Body, ClassDef, Function, Outline
+from sgtrace.parse import decode, parse, parse_tree, read_bytes
+from sgtrace.records import Assignment, Body, ClassDef, Expr, Function, Outline
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +74,20 @@ def contains(module: Module, function: Function, pattern: str) -> bool:
 class Project:
     """The tree under one root, indexed on demand."""
 
-    def __init__(self, listing: Listing, cache: JsonCache | None = None) -> None:
+    def __init__(
+        self,
+        listing: Listing,
+        cache: JsonCache | None = None,
+        contents: dict[str, bytes] | None = None,
+        identifiers: IdentifierIndex | None = None,
+    ):
         self.cache = cache or JsonCache(None)
         self.errors: list[FileError] = list(listing.errors)
         self.files: dict[str, SourceFile] = {}
         for item in listing.files:
             self.files.setdefault(item.module, item)
-        self._raw: dict[str, bytes | None] = {}
+        #: Module -> bytes; *contents* (what find's pass already read) saves reading the tree again.
+        self._raw: dict[str, bytes | None] = dict(contents or {})
         self._modules: dict[str, Module | None] = {}
         self._bodies: dict[tuple[str, str], Body] = {}
         self._mentions: dict[str, tuple[str, ...]] = {}
@@ -88,7 +95,7 @@ class Project:
         self._trees: dict[str, Any] = {}
         self._callers: dict[str, tuple[str, ...]] = {}
         self._methods: dict[str, tuple[tuple[Module, Function], ...]] = {}
-        self._identifiers: IdentifierIndex | None = None
+        self._identifiers = identifiers
 
     # -- files and modules -------------------------------------------------
 
@@ -99,8 +106,7 @@ class Project:
             data = None
             if source is not None:
                 try:
-                    with open(source.abspath, "rb") as handle:
-                        data = handle.read()
+                    data = read_bytes(source.abspath)
                 except OSError as exc:
                     self.errors.append(FileError(source.path, 0, f"cannot read file: {exc.strerror}"))
             self._raw[module] = data
@@ -165,7 +171,7 @@ class Project:
     def identifiers(self) -> IdentifierIndex:
         """Identifier -> modules that contain it, for the whole tree (built once, on first use)."""
         if self._identifiers is None:
-            self._identifiers = IdentifierIndex([(m, _read(self.files[m].abspath)) for m in sorted(self.files)])
+            self._identifiers = IdentifierIndex([(m, self.raw(m) or b"") for m in sorted(self.files)])
         return self._identifiers
 
     def callers_of(self, name: str) -> tuple[str, ...]:
@@ -226,6 +232,19 @@ class Project:
                 node = node.child_by_field_name("definition")
             self._bodies[memo] = read_body(node) if node is not None else Body((), (), (), "not found")
         return self._bodies[memo]
+
+    def global_value(self, module: str, name: str) -> Expr | None:
+        """The value last bound to *name* at the top level of *module* (``WORKERS = {...}``), if any."""
+        loaded = self.module(module)
+        if loaded is None or not loaded.matches(rf"(?m)^{re.escape(name)}\b\s*(?::[^=\n]*)?=(?!=)"):
+            return None
+        found: Expr | None = None
+        for statement in self._tree(loaded).root_node.named_children:
+            if statement.type == "expression_statement":
+                for assignment in read_statement(statement):
+                    if assignment.target.kind == "name" and assignment.target.name == name:
+                        found = assignment.value
+        return found
 
     def writes_matching(self, module: Module, pattern: str) -> list[tuple[Function, Assignment]]:
         """Assignments in the statements where *pattern* matches, with their functions (module level left out).
@@ -390,15 +409,6 @@ def _literal_prefix(pattern: str) -> str:
         r"(?<!\\)[A-Za-z_][A-Za-z0-9_]{2,}", pattern.replace("\\b", " ").replace("\\s", " ").replace("\\w", " ")
     )
     return max(runs, key=len) if runs else ""
-
-
-def _read(path: str) -> bytes:
-    """A file's bytes, or nothing if it cannot be read (its error is reported where it is used)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
 
 
 def is_test_module(module: str) -> bool:

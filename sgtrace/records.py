@@ -153,6 +153,8 @@ class Assignment:
     code: str
     #: 1-based line of the statement.
     line: int
+    #: The annotation of an annotated assignment (``self.w: Optional[W] = None``), or "".
+    annotation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +195,5 @@ class Body:
     calls: tuple[CallSite, ...]
     #: Why the body could not be read, or "".
     error: str = ""
+    #: Bare ``return`` statements (no value), with their guards: early exits.
+    leaves: tuple[Return, ...] = ()

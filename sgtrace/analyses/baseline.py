@@ -68,6 +68,7 @@ def from_baseline(text: str) -> tuple[dict[str, Any], list[BudgetSite], list[Cap
                 guard=tuple(c["guard"]),
                 knobs=tuple(c["knobs"]),
                 code=str(c["code"]),
+                approximate=bool(c.get("approximate", False)),
             )
             for c in payload["caps"]
         ]

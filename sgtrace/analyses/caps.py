@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -27,13 +28,17 @@ CATEGORIES: dict[str, str] = {
     "reserve": "subtracts an amount from the budget before it becomes tokens",
     "min": "lowered by min() against another quantity",
     "round": "floored to a multiple (page-size rounding)",
-    "reduce": "reduced across ranks (distributed MIN, read back with .item())",
-    "split": "divided between pools by a ratio",
+    "reduce": "reduced across ranks (a min over per-rank values, or a distributed MIN read back with .item())",
+    "split": "divided between pools or pipeline stages (by a ratio, or by a parallel size)",
     "override": "replaced, under a condition, by a value not derived from the budget",
 }
 
 #: Edge operations that pass a value on unchanged.
-_COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return"})
+_COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "element"})
+#: A divisor that shares the pool out: a parallel size (``pipeline_parallel_size``, ``pp_size``) or a ratio.
+_SHARE = re.compile(r"parallel_size|world_size|(^|_)[tpde]p_size$|num_stages|ratio")
+#: ``x //= y`` / ``x /= y``.
+_DIVIDED = re.compile(r"[^/]//?=(?!=)")
 _ROUND = re.compile(r"//\s*\(?\s*([\w.]+)\s*\)?\s*\*\s*\1\b|\balign\w*\(|\bround_up\w*\(|\bceil_align\(")
 _SOURCE_KINDS = ("knob", "env")
 
@@ -73,10 +78,11 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     upstream_of_core = reachable(graph, core, downstream=False)
     sites = [s for s in budget_sites(graph, budget) if s in upstream_of_core]
     derived = reachable(graph, sites)
-    upstream_of_pool = upstream_of_core | set(pool)
+    upstream_of_pool = upstream_of_core | set(pool) | _own_locals(graph, pool)
     path = derived & upstream_of_pool
     steps = [p for p in path if p.kind in ("write", "local", "field", "return") and p not in sites]
     caps = [c for c in (_classify(graph, p, derived) for p in steps) if c is not None]
+    caps += [_cap(graph, n, "reserve", derived) for n in _reserved_before(graph, sites, upstream_of_core)]
     overrides = {
         n
         for n in upstream_of_pool - derived
@@ -84,11 +90,62 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     }
     # of one name's steps in one branch (``x = a`` then ``x = round(x)``), the last replaces the pool
     caps += [_cap(graph, n, "override", derived) for n in overrides if not _followed(graph, n, overrides)]
+    caps = _mark_approximate(graph, caps, pool, sites)
     reserves = [c for c in caps if c.category == "reserve"]
     report_sites = [_site(graph, s, derived) for s in sites]
     report_sites += [BudgetSite(c.path, c.line, c.code, c.knobs) for c in reserves]
     order = _application_order(graph.graph.get("calls") or [])
     return sorted(report_sites, key=lambda s: (s.path, s.line)), sorted(caps, key=order)
+
+
+def _own_locals(graph: nx.DiGraph, pool: list[Point]) -> set[Point]:
+    """Locals of the attribute's name copied into a write of it (``n //= pp`` then ``self.n = n``)."""
+    return {
+        u
+        for p in pool
+        for u, _, op in graph.in_edges(p, data="op")
+        if op == "copy" and u.kind == "local" and _in_family(graph, u)
+    }
+
+
+def _reserved_before(graph: nx.DiGraph, sites: list[Point], upstream: set[Point]) -> list[Point]:
+    """Reservations taken before the fraction: ``free = [m - reserved for m in free]`` upstream of a site.
+
+    A step that takes an amount off the value it replaces (``x = x - r``, or an element of ``x``
+    minus ``r``), on the memory side of a budget site.
+    """
+    found = []
+    for node in reachable(graph, sites, downstream=False) - set(sites):
+        if node.kind not in ("local", "write", "return") or node not in upstream:
+            continue
+        subtracted = [u for u, _, op in graph.in_edges(node, data="op") if op == "sub"]
+        itself = [u for u in subtracted if _is_itself(graph, u, _name(node))]
+        if itself and any(u not in itself and u.kind not in _SOURCE_KINDS for u in subtracted):
+            found.append(node)
+    return found
+
+
+def _is_itself(graph: nx.DiGraph, node: Point, name: str) -> bool:
+    """Whether *node* is the value named *name*, or an element of it."""
+    if _name(node) == name:
+        return True
+    return any(op == "element" and _name(u) == name for u, _, op in graph.in_edges(node, data="op"))
+
+
+def _mark_approximate(graph: nx.DiGraph, caps: list[Cap], pool: list[Point], sites: list[Point]) -> list[Cap]:
+    """Caps linked to the budget or to the pool only through a call resolved by method name are approximate."""
+    if not any(a for _, _, a in graph.edges(data="approximate")):
+        return caps
+    exact_view = nx.subgraph_view(graph, filter_edge=lambda u, v: not graph.edges[u, v].get("approximate"))
+    to_pool = {(p.path, p.line) for p in reachable(exact_view, pool, downstream=False)}
+    derived = {(p.path, p.line) for p in reachable(graph, sites)}
+    exactly = {(p.path, p.line) for p in reachable(exact_view, sites)}
+    return [
+        replace(c, approximate=True)
+        if (c.path, c.line) not in to_pool or ((c.path, c.line) in derived and (c.path, c.line) not in exactly)
+        else c
+        for c in caps
+    ]
 
 
 def _application_order(calls: list[list[Any]]) -> Any:
@@ -122,10 +179,16 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
     if node.kind == "return":
         if any(op == "sub" and u.kind not in _SOURCE_KINDS for u, op in outside):
             return _cap(graph, node, "reserve", derived)
+        if any(op == "reduce" for _, op in incoming):
+            return _cap(graph, node, "reduce", derived)
         return None
     family = _in_family(graph, node)
     if any(op == "sub" for _, op in outside) and not family:
         return _cap(graph, node, "reserve", derived)
+    if any(op == "reduce" for _, op in incoming):
+        return _cap(graph, node, "reduce", derived)
+    if _shared_out(graph, node, outside, code) or _proportional(graph, node, incoming, derived):
+        return _cap(graph, node, "split", derived)
     if any(op == "min" for _, op in incoming):
         return _cap(graph, node, "min", derived)
     if _ROUND.search(code) or any(u.kind == "call" and "align" in u.label for u, _ in incoming):
@@ -139,6 +202,22 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
     if family and not any(_in_family(graph, a) and a.kind != "return" for a in nx.ancestors(graph, node) & derived):
         return _cap(graph, node, "base", derived)
     return None
+
+
+def _shared_out(graph: nx.DiGraph, node: Point, outside: list[tuple[Point, str]], code: str) -> bool:
+    """``x //= n`` on the pool, or a division by a parallel size: the pool shared among stages or ranks."""
+    divisors = [u for u, op in outside if op in ("div", "floordiv")]
+    if _DIVIDED.search(code) and divisors and _in_family(graph, node):
+        return True
+    return any(_SHARE.search(_name(u)) for u in divisors)
+
+
+def _proportional(graph: nx.DiGraph, node: Point, incoming: list[tuple[Point, str]], derived: set[Point]) -> bool:
+    """``n = int(total_n * a / (a + b))``: the pool's size divided by other quantities, a share of it."""
+    if not _in_family(graph, node):
+        return False
+    shares = [u for u, op in incoming if op == "div"]
+    return any(u in derived and _in_family(graph, u) for u in shares) and any(u not in derived for u in shares)
 
 
 def _attribute(graph: nx.DiGraph) -> str:
@@ -200,7 +279,7 @@ def _cap(graph: nx.DiGraph, node: Point, category: str, derived: set[Point]) -> 
         target=_name(node),
         category=category,
         guard=tuple(attributes.get("guard") or ()),
-        knobs=_knobs(graph, node, derived),
+        knobs=tuple(sorted({*_knobs(graph, node, derived), *(attributes.get("knobs") or ())})),
         code=str(attributes.get("code", "")),
     )
 

@@ -112,12 +112,19 @@ def _one_tree(target: str | None, flags: RunFlags) -> tuple[Any, Any]:
     return api.resolve_targets([target] if target else [], options.cache_dir, _warn)[0], options
 
 
-def _trace_inputs(attribute: str, target: str | None, max_nodes: int, flags: RunFlags) -> Any:
+def _trace_inputs(attribute: str, target: str | None, max_nodes: int, strict_types: bool, flags: RunFlags) -> Any:
     """Resolve the tree and run the api's trace."""
     from sgtrace import api
 
     tree, options = _one_tree(target, flags)
-    return api.trace(api.TraceQuery(attribute, max_nodes=max_nodes), tree, options)
+    return api.trace(_query(attribute, max_nodes, strict_types), tree, options)
+
+
+def _query(attribute: str, max_nodes: int, strict_types: bool) -> Any:
+    """The graph question the options ask."""
+    from sgtrace import api
+
+    return api.TraceQuery(attribute, max_nodes=max_nodes, strict_types=strict_types)
 
 
 def _budget_options(function: Any) -> Any:
@@ -182,7 +189,12 @@ def _run_flags(function: Callable[..., Any]) -> Any:
 
 
 def _common(function: Any) -> Any:
-    """The run flags, and --max-nodes for the commands that build the graph."""
+    """The run flags, and --max-nodes and --strict-types for the commands that build the graph."""
+    function = click.option(
+        "--strict-types",
+        is_flag=True,
+        help="Leave calls on receivers of unknown type unresolved (no approximate guess by method name).",
+    )(function)
     return click.option(
         "--max-nodes",
         type=click.IntRange(min=10),

@@ -15,6 +15,7 @@ from sgtrace.cli.base import (
     _echo_errors,
     _guarded,
     _one_tree,
+    _query,
     _warn,
     cli,
 )
@@ -46,6 +47,7 @@ def caps(
     budget: str,
     fmt: str,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """Which code paths cap ATTR (the KV pool size) below the BUDGET knob, under PATH or SPEC."""
@@ -54,7 +56,7 @@ def caps(
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
-        return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
+        return api.caps(_query(attribute, max_nodes, strict_types), budget, tree, options)
 
     result = _guarded(flags.debug, run)
     _echo_errors(result.errors, result.shadowed)
@@ -110,6 +112,7 @@ def explain(
     budget: str,
     fmt: str,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """Explain a start-up's KV pool with the budget formula of PATH or SPEC: the answer, the ledger, a what-if."""
@@ -132,7 +135,7 @@ def explain(
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
-        return api.explain(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options, log, values, want)
+        return api.explain(_query(attribute, max_nodes, strict_types), budget, tree, options, log, values, want)
 
     found, result, context = _guarded(flags.debug, run)
     if list_runs:

@@ -15,6 +15,7 @@ from sgtrace.cli.base import (
     _echo_errors,
     _guarded,
     _one_tree,
+    _query,
     _run_options,
     _warn,
     cli,
@@ -104,6 +105,7 @@ def diff(
     fail_on: frozenset[str],
     exit_zero: bool,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """What changed in the caps and the budget formula of ATTR between OLD and NEW (path, SPEC or revision)."""
@@ -112,7 +114,7 @@ def diff(
     def run() -> Any:
         options = _run_options(flags)
         before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository)
-        return api.diff(api.TraceQuery(attribute, max_nodes=max_nodes), budget, before, after, options)
+        return api.diff(_query(attribute, max_nodes, strict_types), budget, before, after, options)
 
     before, after, result = _guarded(flags.debug, run)
     _echo_errors((*before.errors, *after.errors), (*before.shadowed, *after.shadowed))
@@ -136,6 +138,7 @@ def check(
     fail_on: frozenset[str],
     exit_zero: bool,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """Gate an upgrade: compare the caps of PATH or SPEC with a committed baseline (or write one)."""
@@ -155,7 +158,7 @@ def check(
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
-        return api.caps(api.TraceQuery(attribute, max_nodes=max_nodes), budget, tree, options)
+        return api.caps(_query(attribute, max_nodes, strict_types), budget, tree, options)
 
     current = _guarded(flags.debug, run)
     if write_baseline is not None:

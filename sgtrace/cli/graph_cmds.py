@@ -56,6 +56,7 @@ def trace(
     fmt: str,
     depth: int,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """The data flow of ATTRIBUTE: what feeds each of its writes, and the reads they reach.
@@ -64,7 +65,7 @@ def trace(
     """
     from sgtrace.report import graphjson, tree
 
-    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, flags))
+    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
     click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
     seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
@@ -93,6 +94,7 @@ def graph(
     output: Path | None,
     upstream: int | None,
     max_nodes: int,
+    strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
@@ -105,7 +107,7 @@ def graph(
     fmt = chosen[0] if chosen else "dot"
     if render and output is None:
         raise click.UsageError("--render needs -o FILE")
-    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, flags))
+    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
     if upstream is not None:
         from dataclasses import replace

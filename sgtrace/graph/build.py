@@ -26,13 +26,15 @@ def build(
     limit: int = 2000,
     knob_receivers: tuple[str, ...] = ("server_args",),
     with_reach: bool = False,
+    strict: bool = False,
 ) -> Slicer:
     """The slicer, run: backward from every write of *attribute*, forward to its reads.
 
     *with_reach* adds the calls that run the cap functions and their conditions (``REACH``, for
-    ``explain``; about a sixth of a cold run on the newest SGLang, so only when asked).
+    ``explain``; about a sixth of a cold run on the newest SGLang, so only when asked). *strict* turns
+    off the guess by method name for receivers of unknown type.
     """
-    slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute)
+    slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict)
     modules = {source.path: name for name, source in project.files.items()}
     for site in writes:
         for point in _seed_write(slicer, project, modules, attribute, site):

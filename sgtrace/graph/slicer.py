@@ -17,6 +17,13 @@ budget knob's attribute): only its provenance is followed, through copies
 variable or constant, never into the operations that compute it. So another
 quantity's own history (allocator counters, request caps, graph batch sizes)
 is not in the slice, and the slice ends by itself.
+
+A comprehension's loop names are points of their own, fed by its iterable
+(``element``). A call whose receiver's type stays unknown is linked, marked
+``approximate``, to the methods of that name (:meth:`Slicer.guesses`), and a
+call that names a method by a string to those methods (:meth:`Slicer.named`);
+neither in strict mode. An early ``return`` guarded by a read of the attribute,
+before a write of it, keeps the value it had: a ``keep`` node feeding that write.
 """
 
 from __future__ import annotations
@@ -28,10 +35,11 @@ from functools import partial
 
 import networkx as nx
 
+from sgtrace.exprs import FOR_PREFIX
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
-from sgtrace.graph.types import Types
+from sgtrace.graph.types import MAX_NAMED, Types
 from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
-from sgtrace.records import Assignment, CallSite, Expr, Field, Function, Param
+from sgtrace.records import Assignment, Body, CallSite, Expr, Field, Function, Param
 
 #: Writes through receivers other than ``self`` are searched for only when the attribute is
 #: written in at most this many modules.
@@ -40,7 +48,7 @@ MAX_FOREIGN_WRITE_MODULES = 25
 _PASS_THROUGH = frozenset({"int", "float", "round", "abs", "math.floor", "math.ceil", "math.trunc", "max", "min"})
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
 #: Edge operations that pass a value on unchanged (provenance is followed through these in side mode).
-COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "subscript"})
+COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "subscript", "element"})
 #: Kinds of point that carry the traced value in main mode, whatever their name.
 _CARRIERS = frozenset({"local", "param", "return", "call", "const", "global", "env", "knob"})
 MAIN, SIDE = "main", "side"
@@ -56,8 +64,11 @@ class Slicer:
         knob_receivers: tuple[str, ...] = ("server_args",),
         limit: int = 4000,
         attribute: str = "",
+        strict: bool = False,
     ):
         self.project = project
+        #: Whether a call on a receiver of unknown type is left unresolved (no guess by method name).
+        self.strict = strict
         self.types = Types(project)
         self.knob_receivers = knob_receivers
         self.limit = limit
@@ -75,6 +86,10 @@ class Slicer:
         #: (module, qualname) -> the calls that may run that function (see :mod:`calls`).
         self.call_sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
         self._foreign: dict[str, list[tuple[Scope, Assignment]]] = {}
+        #: Whether the callees being linked were guessed by method name (see :meth:`guesses`).
+        self._guessing = False
+        #: Names a comprehension being fed binds, and the element point each stands for.
+        self._bound: dict[str, Point] = {}
 
     # -- graph bookkeeping ---------------------------------------------------
 
@@ -113,6 +128,8 @@ class Slicer:
             _tag(self.graph.edges[source, target], EXIT, exit_site)
         if expand is not None:
             mode = self._mode_of(source, edge.op)
+            if mode is not None and self._guessing:
+                mode = SIDE  # a guessed callee unrelated by name to the value: its provenance only
             if mode is not None:
                 self._queue(source, expand, context, mode)
 
@@ -190,8 +207,28 @@ class Slicer:
         return f"{base.text if base else '?'}.{name}"
 
     def expand_assignment(self, scope: Scope, assignment: Assignment, point: Point) -> None:
-        """Feed an assignment's target from its value."""
+        """Feed an assignment's target from its value (and, for the attribute, the early returns that skip it)."""
         self.feed(assignment.value, scope, assignment.line, point, assignment.op, assignment.target.path)
+        target = assignment.target
+        if target.kind == "attr" and self.attribute and target.name == self.attribute:
+            self._kept(scope, assignment, point)
+
+    def _kept(self, scope: Scope, assignment: Assignment, point: Point) -> None:
+        """``if cfg.x != 0: return`` before a write of ``cfg.x``: the return keeps the value it has (a "keep")."""
+        name = assignment.target.name
+        for leave in self.project.body(scope.module, scope.function).leaves:
+            condition = next((g for g in reversed(leave.guard) if _reads(g, name)), None)
+            if leave.line >= assignment.line or condition is None:
+                continue
+            keep = self.node(
+                Point("write", f"{scope.function.qualname}.{name}", scope.path, leave.line),
+                code="return",
+                function=scope.function.qualname,
+                owner=scope.cls,
+                guard=list(leave.guard),
+                knobs=_reads_of(condition, name),
+            )
+            self.edge(keep, point, Edge("keep"))
 
     # -- what feeds an expression ------------------------------------------------
 
@@ -215,9 +252,14 @@ class Slicer:
             return
         if value.kind == "call":
             callees = self.types.callees(value, scope, line)
-            if callees:
+            guessed = not callees and bool(callees := self.guesses(value, scope))
+            self._guessing = guessed and not self.names_the_value(value)
+            try:
                 for module, function in callees:
-                    self._returns_into(module, function, target, op, path, (scope, value, line))
+                    self._returns_into(module, function, target, op, path, (scope, value, line), guessed)
+            finally:
+                self._guessing = False
+            if callees:
                 return
         self.feed(value, scope, line, target, op)
         for _, _, data in self.graph.in_edges(target, data=True):
@@ -231,6 +273,7 @@ class Slicer:
         op: str,
         path: tuple[int, ...],
         caller: tuple[Scope, Expr, int] | None = None,
+        approximate: bool = False,
     ) -> None:
         inner = scope_of(module, function)
         site = ""
@@ -244,7 +287,7 @@ class Slicer:
             self.edge(
                 point,
                 target,
-                Edge(op),
+                Edge(op, approximate=approximate),
                 partial(self.feed, ret.value, inner, ret.line, point, "copy", path),
                 inner.context,
                 site,
@@ -253,7 +296,34 @@ class Slicer:
     def feed_const(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
         self.edge(Point("const", value.text, scope.path, line), target, Edge(op))
 
+    def feed_other(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        """Any other expression feeds through its operands; a comprehension binds its loop names first."""
+        bindings = [(k.removeprefix(FOR_PREFIX), v) for k, v in value.keywords if k.startswith(FOR_PREFIX)]
+        if not bindings:
+            for operand in (*value.args, *(v for _, v in value.keywords)):
+                self.feed(operand, scope, line, target, op)
+            return
+        outer = dict(self._bound)
+        iterables = [iterable for _, iterable in bindings]
+        try:
+            for names, iterable in bindings:
+                for name in names.split(","):
+                    element = Point("local", f"{scope.function.qualname}.{name}", scope.path, line)
+                    self.node(element, function=scope.function.qualname, owner=scope.cls)
+                    self.feed(iterable, scope, line, element, "element")
+                    self._bound[name] = element
+            for operand in value.args:  # the element expression, and the loop names (their elements)
+                if operand not in iterables:
+                    self.feed(operand, scope, line, target, op)
+        finally:
+            self._bound = outer
+
     def feed_name(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
+        bound = self._bound.get(value.name)
+        if bound is not None:
+            if bound != target:
+                self.edge(bound, target, Edge(op))
+            return
         definitions = _reaching(self.project.body(scope.module, scope.function).assignments, value.name, line)
         for assignment in definitions:
             self.edge(
@@ -271,6 +341,12 @@ class Slicer:
                 self.node(point, function=scope.function.qualname, owner=scope.cls)
                 self.edge(point, target, Edge(op), partial(self.callers, scope, param, index, point), scope.context)
                 return
+        iterable = _comprehension_binding(self.project.body(scope.module, scope.function), value.name, line)
+        if iterable is not None:  # a comprehension's loop name, met again when a call in it is entered
+            element = self.node(Point("local", f"{scope.function.qualname}.{value.name}", scope.path, line))
+            self.edge(element, target, Edge(op))
+            self.feed(iterable, scope, line, element, "element")
+            return
         qualified = self.project.resolve(scope.module.source.module, value.name)
         self.edge(Point("global", qualified, "", 0), target, Edge(op))
 
@@ -305,8 +381,10 @@ class Slicer:
         assert value.base is not None
         name = value.base.text
         if name in ("min", "max"):
+            # min over one collection (a per-rank list, a generator) reduces it; min(a, b) lowers a by b
+            kind = "reduce" if name == "min" and len(value.args) == 1 and value.args[0].kind != "starred" else name
             for arg in value.args:
-                self.feed(arg, scope, line, target, name if op == "copy" else op)
+                self.feed(arg, scope, line, target, kind if op == "copy" else op)
             return
         env = self._env_read(value)
         if env is not None:
@@ -323,14 +401,74 @@ class Slicer:
             self.edge(Point("call", f"{name}(...)", scope.path, value.line or line), target, Edge(op))
             return
         callees = self.types.callees(value, scope, line)
-        for module, function in callees:
-            self._returns_into(module, function, target, "return" if op == "copy" else op, (), (scope, value, line))
+        guessed = not callees and bool(callees := self.guesses(value, scope))
+        self._guessing = guessed and not self.names_the_value(value)
+        try:
+            for module, function in callees:
+                self._returns_into(
+                    module, function, target, "return" if op == "copy" else op, (), (scope, value, line), guessed
+                )
+        finally:
+            self._guessing = False
+        for module, function in self.named(value, scope):
+            self._returns_into(module, function, target, "return" if op == "copy" else op, (), None, True)
         if callees:
             return
         point = self.node(
             Point("call", f"{name}(...)", scope.path, value.line or line), function=scope.function.qualname
         )
         self.edge(point, target, Edge(op), lambda: self._external_arguments(value, scope, line, point), scope.context)
+
+    def guesses(self, call: Expr, scope: Scope) -> list[tuple[Module, Function]]:
+        """For ``self.x.m(...)`` whose receiver's type is unknown: the tree's methods named ``m`` (approximate).
+
+        Only the traced value's own chain is guessed (main mode), and only receivers read through an
+        attribute chain of a local, parameter or ``self``; a name bound by an import, or a bare local
+        (``tensor.item()``), is left alone. Off in strict mode.
+        """
+        callee = call.base
+        if self.strict or self._mode == SIDE or callee is None or callee.kind != "attr" or callee.base is None:
+            return []
+        receiver = callee.base
+        if receiver.kind != "attr":
+            return []
+        head = receiver.text.split(".", 1)[0]
+        if not head.isidentifier() or self.project.resolve(scope.module.source.module, head) != head:
+            return []
+        if any(i.local == head for i in scope.module.outline.imports):
+            return []
+        return self.types.guess(call)
+
+    def names_the_value(self, call: Expr) -> bool:
+        """Whether a called method's name shares a word with the traced attribute (``profile_blocks``, ``kv_blocks``).
+
+        A guessed callee is followed into what it computes only then; otherwise only its provenance is.
+        """
+        name = call.base.name if call.base is not None else ""
+        return bool(_words(name) & _words(self.attribute))
+
+    def named(self, call: Expr, scope: Scope) -> list[tuple[Module, Function]]:
+        """Methods a call names by a string, run by name on workers (``run_workers("profile")``; approximate).
+
+        The caller's own class family (its bases and everything below them) is left out: an executor
+        names its workers' method, not its own.
+        """
+        if self.strict or self._mode == SIDE or not call.args:
+            return []
+        name = _literal(call.args[0])
+        if not name or not name.isidentifier() or name.startswith("__"):
+            return []
+        own = self._family(scope.cls)
+        return [(m, f) for m, f in self.types.definers(name, MAX_NAMED) if scope_of(m, f).cls not in own]
+
+    def _family(self, cls: str | None) -> set[str]:
+        """A class, its bases within the tree, and every class below any of them."""
+        if cls is None:
+            return set()
+        found = set(self.project.mro(cls))
+        for klass in list(found):
+            found |= self.project.subclasses(klass)
+        return found
 
     def _external_arguments(self, value: Expr, scope: Scope, line: int, point: Point) -> None:
         """Data may pass through a call outside the tree: its receiver and arguments feed it."""
@@ -505,6 +643,40 @@ def _is_accessor_call(value: Expr, scope: Scope) -> bool:
     return value.base.kind == "name" and value.base.name.startswith("get_")
 
 
+#: Words too common in names to tie a method to the traced attribute.
+_GENERIC_WORDS = frozenset({"num", "max", "min", "total", "size", "count", "get", "set", "self"})
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in name.lower().split("_") if len(w) > 2 and w not in _GENERIC_WORDS}
+
+
+def _comprehension_binding(body: Body, name: str, line: int) -> Expr | None:
+    """The iterable a comprehension in the statement at *line* binds *name* to, if one does."""
+    roots = [a.value for a in body.assignments if a.line == line] + [r.value for r in body.returns if r.line == line]
+    roots += [c.call for c in body.calls if c.line == line]
+    while roots:
+        current = roots.pop()
+        for key, value in current.keywords:
+            if key.startswith(FOR_PREFIX) and name in key.removeprefix(FOR_PREFIX).split(","):
+                return value
+        roots.extend(current.args)
+        roots.extend(v for _, v in current.keywords)
+        if current.base is not None:
+            roots.append(current.base)
+    return None
+
+
+def _reads(condition: str, name: str) -> bool:
+    """Whether a condition reads attribute *name* (``self.config.kv_blocks != 0``)."""
+    return re.search(rf"[\w)\]]\.{re.escape(name)}\b(?!\s*\()", condition) is not None
+
+
+def _reads_of(condition: str, name: str) -> list[str]:
+    """The ``a.b.name`` a condition reads (the value an early return keeps)."""
+    return sorted(set(re.findall(rf"\b(?:[A-Za-z_]\w*\.)+{re.escape(name)}\b", condition)))
+
+
 def _is_self(base: Expr | None, scope: Scope) -> bool:
     return base is not None and base.kind == "name" and base.name == scope.self_name
 
@@ -541,4 +713,5 @@ _HANDLERS: dict[str, Callable[[Slicer, Expr, Scope, int, Point, str], None]] = {
     "op": Slicer.feed_op,
     "tuple": Slicer.feed_tuple,
     "starred": Slicer.feed_starred,
+    "other": Slicer.feed_other,
 }

@@ -29,7 +29,8 @@ def render(result: CapsResult) -> str:
 
 def _cap(fields: dict[str, Any]) -> dict[str, Any]:
     order = ("path", "line", "owner", "function", "target", "category", "guard", "knobs", "code")
-    return {name: list(fields[name]) if isinstance(fields[name], tuple) else fields[name] for name in order}
+    found = {name: list(fields[name]) if isinstance(fields[name], tuple) else fields[name] for name in order}
+    return {**found, "approximate": True} if fields.get("approximate") else found
 
 
 def render_sarif(result: CapsResult) -> str:

@@ -23,7 +23,10 @@ def render(result: CapsResult) -> str:
     for owner, group in groupby(result.caps, key=lambda c: c.owner or "<module level>"):
         lines.append(f"  {owner}")
         for cap in group:
-            lines.append(f"    {cap.path}:{cap.line}  {cap.category:<8} {cap.target} in {cap.function or '?'}")
+            approximate = " (approximate)" if cap.approximate else ""
+            lines.append(
+                f"    {cap.path}:{cap.line}  {cap.category:<8} {cap.target} in {cap.function or '?'}{approximate}"
+            )
             lines.append(f"      {cap.code}")
             lines.append(f"      why: {CATEGORIES[cap.category]}")
             if cap.guard:
