@@ -97,6 +97,10 @@ class Manifest:
             self.store.put(self.entry, {"written": time.time_ns(), "files": files})
 
 
+#: Cache folders this process has made (or found): each is made once, not once per entry.
+_MADE: set[Path] = set()
+
+
 class JsonCache:
     """JSON documents under ``<dir>/<kind>/``, by key; a no-op when *directory* is None."""
 
@@ -132,8 +136,14 @@ class JsonCache:
         location = self._path(entry_key)
         payload = {"schema": SCHEMA, "version": __version__, "key": entry_key, "data": data}
         try:
-            location.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
+            if location.parent not in _MADE:
+                location.parent.mkdir(parents=True, exist_ok=True)
+                _MADE.add(location.parent)
+            try:
+                fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
+            except FileNotFoundError:  # the folder was removed since (cache clear): make it again
+                location.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(payload, separators=(",", ":")))  # dumps: the C encoder
             os.replace(tmp, location)

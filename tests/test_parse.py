@@ -100,3 +100,14 @@ def test_broken_files_beside_good_ones_in_one_run(tmp_path: Path) -> None:
     result = find(FindQuery("max_total_num_tokens"), [Target(str(tmp_path), "t")], RunOptions(jobs=2))
     assert ("c_good.py", 1) in {(w.path, w.line) for w in result.writes}
     assert {e.path for e in result.errors} == {"a_syntax.py", "b_nul.py"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["print 'x'", "x = 1\nprint >>f, 1", "print('x')", "self.print x", "exec code", "exec(code)", "y.exec z",
+     "reprint x", "print  ", "a\n  print x", "printer = 1", "", "exec"],
+)  # fmt: skip
+def test_the_python_2_hint_is_tried_where_the_words_stand(text: str) -> None:
+    from sgtrace.parse import _PY2_HINT, _may_be_python2
+
+    assert _may_be_python2(text) == (_PY2_HINT.search(text) is not None)
