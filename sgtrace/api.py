@@ -230,7 +230,7 @@ def caps(
     The answer is cached beside the graph, so a warm run loads neither the graph nor networkx.
     """
     from sgtrace.cache import JsonCache, key
-    from sgtrace.codec import from_json, to_json
+    from sgtrace.codec import from_json
 
     prepared = _prepare(query, target, options, listing)
     store = JsonCache(options.cache_dir, "caps")
@@ -248,9 +248,7 @@ def caps(
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached caps: {exc}", file=sys.stderr)
     result = _caps(_traced(prepared, options), budget)
-    store.put(
-        entry, {"sites": to_json(result.budget_sites), "caps": to_json(result.caps), "truncated": result.truncated}
-    )
+    store.put(entry, {"sites": result.budget_sites, "caps": result.caps, "truncated": result.truncated})
     return result
 
 

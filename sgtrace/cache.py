@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,21 @@ class Manifest:
             self.store.put(self.entry, {"written": time.time_ns(), "files": files})
 
 
+def _record(value: Any) -> dict[str, Any]:
+    """A record as ``{"@": "Name", field: value...}`` (what :func:`sgtrace.codec.from_json` reads back)."""
+    names = _RECORD_FIELDS.get(type(value))
+    if names is None:
+        if not is_dataclass(value) or isinstance(value, type):
+            raise TypeError(f"cannot encode {type(value).__name__}")
+        names = _RECORD_FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    encoded: dict[str, Any] = {"@": type(value).__name__}
+    for name in names:
+        encoded[name] = getattr(value, name)
+    return encoded
+
+
+_RECORD_FIELDS: dict[type, tuple[str, ...]] = {}
+
 #: Cache folders this process has made (or found): each is made once, not once per entry.
 _MADE: set[Path] = set()
 
@@ -109,7 +124,8 @@ class JsonCache:
 
     def _path(self, entry_key: str) -> Path:
         assert self.directory is not None
-        return self.directory / entry_key[:2] / f"{entry_key}.json"
+        # 16 folders of entries, not 256: a cold run makes each folder once, and a folder costs a syscall
+        return self.directory / entry_key[:1] / f"{entry_key}.json"
 
     def get(self, entry_key: str) -> Any:
         """The stored document, or None if absent or unreadable (a damaged one is reported)."""
@@ -135,6 +151,7 @@ class JsonCache:
             return
         location = self._path(entry_key)
         payload = {"schema": SCHEMA, "version": __version__, "key": entry_key, "data": data}
+        # records (dataclasses) are written by the C encoder's default hook, as codec.to_json spells them
         try:
             if location.parent not in _MADE:
                 location.parent.mkdir(parents=True, exist_ok=True)
@@ -145,7 +162,7 @@ class JsonCache:
                 location.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(payload, separators=(",", ":")))  # dumps: the C encoder
+                handle.write(json.dumps(payload, separators=(",", ":"), default=_record))  # the C encoder
             os.replace(tmp, location)
         except OSError as exc:
             print(f"sgtrace: warning: cannot write cache entry {location}: {exc.strerror}", file=sys.stderr)

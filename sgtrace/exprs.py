@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sgtrace.records import Expr
@@ -40,13 +41,13 @@ FOR_PREFIX = "for:"
 
 
 #: Whitespace that ``str.split`` would fold (ASCII; other text takes the slow path).
-_SPACING = (b"\n", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_SPACING = re.compile(rb"[\n\t\r\x0b\x0c\x1c-\x1f]|  ")
 
 
 def text(node: Any) -> str:
     """The node's source on one line, cut to TEXT_LIMIT."""
     raw: bytes = node.text
-    if raw.isascii() and not any(c in raw for c in _SPACING) and raw.strip() == raw:
+    if raw.isascii() and _SPACING.search(raw) is None and raw.strip() == raw:
         return raw.decode("utf-8", "replace")[:TEXT_LIMIT]  # most nodes: already one line, single-spaced
     return " ".join(raw.decode("utf-8", "replace").split())[:TEXT_LIMIT]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from sgtrace.body import read_body, read_statement
 from sgtrace.cache import JsonCache, key
-from sgtrace.codec import from_json, to_json
+from sgtrace.codec import from_json
 from sgtrace.discover import Listing
 from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
@@ -143,7 +143,7 @@ class Project:
             self.errors.append(parsed.error)
         self._trees[name] = parsed.tree
         result = outline(parsed.tree)
-        self.cache.put(entry, {"outline": to_json(result), "error": to_json(parsed.error)})
+        self.cache.put(entry, {"outline": result, "error": parsed.error})  # records: see JsonCache.put
         return Module(source, result, parsed.data)
 
     def mentioning(self, name: str) -> tuple[str, ...]:
