@@ -16,6 +16,7 @@ defining the method), which callers mark approximate.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sgtrace.graph.points import Scope, scope_of
 from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
@@ -186,14 +187,7 @@ class Types:
 
     def class_attribute(self, owners: frozenset[str], name: str, depth: int) -> frozenset[str]:
         """Classes an attribute of *owners* is bound to: a ``type[X]`` field, a field or write of a class."""
-        found: set[str] = set()
-        for owner in owners:
-            memo = (owner, name)
-            if memo not in self._class_attribute_memo:
-                self._class_attribute_memo[memo] = frozenset()  # cycles
-                self._class_attribute_memo[memo] = self._class_attribute(owner, name, depth)
-            found |= self._class_attribute_memo[memo]
-        return frozenset(found)
+        return _per_owner(owners, name, self._class_attribute_memo, lambda o: self._class_attribute(o, name, depth))
 
     def _class_attribute(self, owner: str, name: str, depth: int) -> frozenset[str]:
         found: set[str] = set()
@@ -338,14 +332,7 @@ class Types:
 
     def attribute(self, owners: frozenset[str], name: str, depth: int) -> frozenset[str]:
         """Classes an attribute of instances of *owners* holds: annotations, properties, constructor writes."""
-        found: set[str] = set()
-        for owner in owners:
-            memo = (owner, name)
-            if memo not in self._attribute_memo:
-                self._attribute_memo[memo] = frozenset()  # cycles
-                self._attribute_memo[memo] = self._attribute(owner, name, depth)
-            found |= self._attribute_memo[memo]
-        return frozenset(found)
+        return _per_owner(owners, name, self._attribute_memo, lambda o: self._attribute(o, name, depth))
 
     def _attribute(self, owner: str, name: str, depth: int) -> frozenset[str]:
         found: set[str] = set()
@@ -390,3 +377,19 @@ def _is_super(value: Expr) -> bool:
 
 def _is_name(value: Expr | None, name: str) -> bool:
     return value is not None and value.kind == "name" and value.name == name
+
+
+def _per_owner(
+    owners: frozenset[str],
+    name: str,
+    memo: dict[tuple[str, str], frozenset[str]],
+    compute: Callable[[str], frozenset[str]],
+) -> frozenset[str]:
+    """The union over *owners* of ``compute(owner)``, remembered per (owner, name); a cycle gives nothing."""
+    found: set[str] = set()
+    for owner in owners:
+        if (owner, name) not in memo:
+            memo[(owner, name)] = frozenset()  # cycles
+            memo[(owner, name)] = compute(owner)
+        found |= memo[(owner, name)]
+    return frozenset(found)
