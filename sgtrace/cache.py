@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -63,6 +64,9 @@ class TreeDigest:
         return self._digest.digest()
 
 
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
+
+
 class Manifest:
     """What an earlier run learnt of each file of a tree, by path, size and modification time.
 
@@ -89,6 +93,8 @@ class Manifest:
         found = self.files.get(path)
         if not isinstance(found, list) or len(found) != 4 or found[0] != size or found[1] != mtime_ns:
             return None
+        if not (isinstance(found[2], str) and isinstance(found[3], str) and _HEX.fullmatch(found[3])):
+            return None  # a damaged entry: the file is read again
         return found if mtime_ns < self.written - self.RACY_NS else None
 
     def save(self, files: dict[str, list[Any]]) -> None:

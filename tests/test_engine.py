@@ -66,3 +66,18 @@ def test_a_file_changed_just_before_the_manifest_is_read(tmp_path: Path, monkeyp
     read = _spy(monkeypatch)
     _writes(root, cache)
     assert read == [str(root / "a.py")]
+
+
+def test_a_damaged_manifest_is_read_past(tmp_path: Path) -> None:
+    import json
+
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    first = _writes(root, cache, digest=True)
+    [manifest] = list((cache / "manifest").rglob("*.json"))
+    payload = json.loads(manifest.read_text())
+    for entry in payload["data"]["files"].values():
+        entry[3] = "not hex"
+    manifest.write_text(json.dumps(payload))
+    assert _writes(root, cache, digest=True) == first
