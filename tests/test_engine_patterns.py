@@ -220,6 +220,8 @@ def test_an_unknown_receiver_is_guessed_by_method_name_and_marked_approximate(tm
     assert [s.path for s in result.budget_sites] == ["workers.py"]
     assert json.loads(caps_json.render(result))["caps"][0]["approximate"] is True
     assert "base     kv_blocks in OnlyWorker.profile_blocks (approximate)" in caps_text.render(result)
+    [sarif_result] = json.loads(caps_json.render_sarif(result))["runs"][0]["results"]
+    assert sarif_result["properties"] == {"approximate": True}
 
 
 def test_strict_types_turns_the_guess_off(tmp_path: Path) -> None:

@@ -41,4 +41,6 @@ def result(cap: Cap, level: str, message: str, fingerprint: str | None = None) -
     found["locations"] = [
         {"physicalLocation": {"artifactLocation": {"uri": cap.path}, "region": {"startLine": cap.line}}}
     ]
+    if cap.approximate:  # reached through a receiver guessed by method name (see --strict-types)
+        found["properties"] = {"approximate": True}
     return found
