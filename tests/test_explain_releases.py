@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sgtrace import api
-from sgtrace.analyses.release_args import Reserve, default_reserve, read_args
+from sgtrace.analyses.release_args import Reserve, default_reserve, mentioning, read_args
 from sgtrace.cli import cli
 from sgtrace.discover import discover
 from sgtrace.engine import RunOptions
@@ -63,10 +63,10 @@ def test_run_1_explains_the_older_start_up(tmp_path: Path) -> None:
 
 def _reserve(root: Path, facts: dict[str, Any], declared_in: str = "sglang/srt/server_args.py") -> Reserve:
     """The release's default reserve, from the class that declares the knob (found, not named)."""
-    files = discover(str(root)).files
-    args = read_args(files, "mem_fraction_static")
+    texts = mentioning(discover(str(root)).files, "mem_fraction_static")
+    args = read_args(texts, "mem_fraction_static")
     assert args.path == declared_in and "mem_fraction_static" in args.fields
-    return default_reserve(files, args, "mem_fraction_static", {**args.defaults, **facts})
+    return default_reserve(texts, args, "mem_fraction_static", {**args.defaults, **facts})
 
 
 def test_the_reserve_is_read_from_each_release() -> None:
@@ -132,7 +132,12 @@ def test_conditions_travel_with_calls_on_0_5_9(tmp_path: Path) -> None:
 def test_the_disaggregation_default_is_read_from_the_release(tmp_path: Path) -> None:
     """Without a log, disaggregation_mode is the release's own ServerArgs default ("null" in 0.5.9), read statically."""
     root = releases.release(releases.MIDDLE)
-    assert read_args(discover(str(root)).files, "mem_fraction_static").defaults["disaggregation_mode"] == "null"
+    assert (
+        read_args(mentioning(discover(str(root)).files, "mem_fraction_static"), "mem_fraction_static").defaults[
+            "disaggregation_mode"
+        ]
+        == "null"
+    )
     caps = _statuses(releases.MIDDLE, tmp_path, None, {"mem_fraction_static": 0.88})
     assert [s for s, _ in caps[("DecodePreallocQueue.__init__", "min")]] == ["not reached"]
     decode = _statuses(releases.MIDDLE, tmp_path, None, {"disaggregation_mode": "decode"})

@@ -17,7 +17,7 @@ from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
 from sgtrace.analyses.logs import QUANTITIES, LogError, decode
 from sgtrace.analyses.reached import Paths
-from sgtrace.analyses.release_args import ReleaseArgs, default_reserve, read_args
+from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
 from sgtrace.analyses.startups import StartUp, facts, pick, split
 from sgtrace.model import BudgetSite, Cap, SourceFile
 
@@ -94,7 +94,8 @@ def build(
 
     *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses.
     """
-    args = read_args(files, budget)
+    texts = mentioning(files, budget)  # read once, searched twice
+    args = read_args(texts, budget)
     conditions = [g for cap in caps for g in cap.guard] + (list(paths.conditions()) if paths is not None else [])
     _check_settings(settings, args, sites, conditions, budget)
     if want.run is not None and not 1 <= want.run <= len(runs):
@@ -116,7 +117,7 @@ def build(
     )
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
-    wanted = _want(files, sites, budget, known, args, chosen, result, want)
+    wanted = _want(texts, sites, budget, known, args, chosen, result, want)
     rows = ledger(chosen) if chosen else ()
     return result, Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted)
 
@@ -130,7 +131,7 @@ def _shown(known: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _want(
-    files: Sequence[SourceFile],
+    texts: Sequence[Text],
     sites: list[BudgetSite],
     budget: str,
     known: Mapping[str, Any],
@@ -150,7 +151,7 @@ def _want(
         gb = float(want.tokens or 0) * per_token / (1 << 30)
     if chosen is None:
         raise BadInput("--want-kv-gb and --want-tokens need a log (what the run used after the pool)")
-    reserve = default_reserve(files, args, budget, {**args.defaults, **known})
+    reserve = default_reserve(texts, args, budget, {**args.defaults, **known})
     if result.kv_budget_gb is None:
         needs = ", ".join(f"--set {name}=VALUE" for name in sorted(result.missing))
         return WhatIf(None, gb, None, None, reserve, f"the formula cannot be evaluated: it needs {needs}", "")

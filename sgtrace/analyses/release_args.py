@@ -19,6 +19,7 @@ from typing import Any
 
 from sgtrace.analyses.explain import Missing, evaluate
 from sgtrace.model import SourceFile
+from sgtrace.parse import read_bytes
 
 #: Files larger than this are not read for the heuristic (generated tables, not code).
 _MAX_BYTES = 1_000_000
@@ -54,11 +55,31 @@ class Reserve:
     missing: str = ""
 
 
-def read_args(files: Sequence[SourceFile], budget: str) -> ReleaseArgs:
-    """The fields of the tree's server-arguments class: the one declaring *budget* with the most fields."""
-    best: tuple[int, str, ast.ClassDef] | None = None
+#: A file of the tree and its bytes.
+Text = tuple[SourceFile, bytes]
+
+
+def mentioning(files: Sequence[SourceFile], budget: str) -> list[Text]:
+    """The files that name *budget* at all, read once: what :func:`read_args` and :func:`default_reserve` search."""
+    found = []
     for source in files:
-        tree = _parse_if(source, f"{budget}:")
+        try:
+            data = read_bytes(source.abspath)
+        except OSError:
+            continue
+        if len(data) <= _MAX_BYTES and budget.encode() in data:
+            found.append((source, data))
+    return found
+
+
+def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
+    """The fields of the tree's server-arguments class: the one declaring *budget* with the most fields.
+
+    *texts* are the files that mention *budget* (see :func:`mentioning`).
+    """
+    best: tuple[int, str, ast.ClassDef] | None = None
+    for source, data in texts:
+        tree = _parse_if(data, f"{budget}:")
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.ClassDef) and budget in _fields(node):
                 candidate = (len(_fields(node)), source.path, node)
@@ -83,14 +104,9 @@ def _fields(node: ast.ClassDef) -> list[str]:
     return [i.target.id for i in node.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)]
 
 
-def _parse_if(source: SourceFile, needle: str) -> ast.Module | None:
+def _parse_if(data: bytes, needle: str) -> ast.Module | None:
     """The file's syntax tree if its text holds *needle* (a cheap filter first); None otherwise."""
-    try:
-        with open(source.abspath, "rb") as handle:
-            data = handle.read(_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > _MAX_BYTES or needle.encode() not in data:
+    if needle.encode() not in data:
         return None
     try:
         return ast.parse(data)
@@ -98,9 +114,9 @@ def _parse_if(source: SourceFile, needle: str) -> ast.Module | None:
         return None
 
 
-def default_reserve(files: Sequence[SourceFile], args: ReleaseArgs, budget: str, facts: Mapping[str, Any]) -> Reserve:
+def default_reserve(texts: Sequence[Text], args: ReleaseArgs, budget: str, facts: Mapping[str, Any]) -> Reserve:
     """Evaluate the release's default *budget* heuristic with *facts* (server args, log figures)."""
-    found = _heuristic(files, args, budget)
+    found = _heuristic(texts, args, budget)
     if found is None:
         return Reserve(None, None, "", {}, f"no default {budget} heuristic found")
     path, node = found
@@ -179,11 +195,11 @@ def _load(target: ast.expr) -> ast.expr:
     return ast.Name(id=target.id if isinstance(target, ast.Name) else "_", ctx=ast.Load())
 
 
-def _heuristic(files: Sequence[SourceFile], args: ReleaseArgs, budget: str) -> tuple[str, ast.If] | None:
+def _heuristic(texts: Sequence[Text], args: ReleaseArgs, budget: str) -> tuple[str, ast.If] | None:
     """The ``if X.<budget> is None:`` that picks the default: in the server-arguments file first."""
-    ordered = sorted(files, key=lambda f: (f.path != args.path, f.path))
-    for source in ordered:
-        tree = _parse_if(source, f"{budget} is None")
+    ordered = sorted(texts, key=lambda t: (t[0].path != args.path, t[0].path))
+    for source, data in ordered:
+        tree = _parse_if(data, f"{budget} is None")
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.If) and _tests_unset(node.test, budget) and _assigns(node, budget):
                 return source.path, node
