@@ -16,11 +16,11 @@ defining the method), which callers mark approximate.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from sgtrace.graph.points import Scope, scope_of
 from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
-from sgtrace.records import Expr, Function
+from sgtrace.records import Assignment, Expr, Function
 
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Union|Type|type|ClassVar|Final|Annotated)\[(.*)\]$")
 _CLASS_OF = re.compile(r"(?:^|[\[|,\s])(?:typing\.)?(?:Type|type)\[")
@@ -209,15 +209,22 @@ class Types:
 
     def _class_written(self, module: Module, method: Function, name: str, depth: int) -> frozenset[str]:
         """Classes ``self.name = <a class>`` binds in one method."""
-        scope = scope_of(module, method)
         found: set[str] = set()
+        for scope, assignment in self._self_writes(module, method, name):
+            if assignment.annotation:
+                found |= self.subclass_closure(module, assignment.annotation)
+            found |= self.class_refs(assignment.value, scope, assignment.line, depth + 1)
+        return frozenset(found)
+
+    def _self_writes(self, module: Module, method: Function, name: str) -> Iterator[tuple[Scope, Assignment]]:
+        """The assignments ``self.name = ...`` of one method (none outside a class)."""
+        scope = scope_of(module, method)
+        if scope.self_name is None:
+            return
         for assignment in self.project.body(module, method).assignments:
             target = assignment.target
-            if target.kind == "attr" and target.name == name and _is_name(target.base, scope.self_name or ""):
-                if assignment.annotation:
-                    found |= self.subclass_closure(module, assignment.annotation)
-                found |= self.class_refs(assignment.value, scope, assignment.line, depth + 1)
-        return frozenset(found)
+            if target.kind == "attr" and target.name == name and _is_name(target.base, scope.self_name):
+                yield scope, assignment
 
     def call_result(self, call: Expr, scope: Scope, line: int, depth: int) -> frozenset[str]:
         """Classes a call returns an instance of: constructors and annotated returns."""
@@ -353,16 +360,12 @@ class Types:
         return frozenset(found)
 
     def _written(self, module: Module, method: Function, name: str, depth: int) -> frozenset[str]:
-        scope = scope_of(module, method)
-        if scope.self_name is None:
-            return frozenset()
+        """Classes of the instances ``self.name = ...`` holds after one method."""
         found: set[str] = set()
-        for assignment in self.project.body(module, method).assignments:
-            target = assignment.target
-            if target.kind == "attr" and target.name == name and _is_name(target.base, scope.self_name):
-                if assignment.annotation:
-                    found |= self.classes(module, assignment.annotation)
-                found |= self.of(assignment.value, scope, assignment.line, depth + 1)
+        for scope, assignment in self._self_writes(module, method, name):
+            if assignment.annotation:
+                found |= self.classes(module, assignment.annotation)
+            found |= self.of(assignment.value, scope, assignment.line, depth + 1)
         return frozenset(found)
 
 
