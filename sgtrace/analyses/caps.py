@@ -18,7 +18,7 @@ from typing import Any
 
 import networkx as nx
 
-from sgtrace.graph.paths import reachable
+from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import Point
 from sgtrace.model import BudgetSite, Cap
 
@@ -66,19 +66,11 @@ def budget_sites(graph: nx.DiGraph, budget: str) -> list[Point]:
 
 def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     """Budget sites and caps of the attribute whose writes are the graph's seeds."""
-    pool = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
-    # the pool size proper: writes whose value reaches other writes of it; a write nothing else
-    # takes from (a statistics or report field) is a sink, and what only feeds sinks is no cap
-    seeds = set(pool)
-    core = [
-        p
-        for p in pool  # feeds others, or is first
-        if seeds & (reachable(graph, [p]) - {p}) or not seeds & (reachable(graph, [p], downstream=False) - {p})
-    ]
+    pool, core = pool_writes(graph)
     upstream_of_core = reachable(graph, core, downstream=False)
     sites = [s for s in budget_sites(graph, budget) if s in upstream_of_core]
     derived = reachable(graph, sites)
-    upstream_of_pool = upstream_of_core | set(pool) | _own_locals(graph, pool)
+    upstream_of_pool = upstream_of_core | pool | _own_locals(graph, pool)
     path = derived & upstream_of_pool
     steps = [p for p in path if p.kind in ("write", "local", "field", "return") and p not in sites]
     caps = [c for c in (_classify(graph, p, derived) for p in steps) if c is not None]
@@ -98,7 +90,7 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     return sorted(report_sites, key=lambda s: (s.path, s.line)), sorted(caps, key=order)
 
 
-def _own_locals(graph: nx.DiGraph, pool: list[Point]) -> set[Point]:
+def _own_locals(graph: nx.DiGraph, pool: set[Point]) -> set[Point]:
     """Locals of the attribute's name copied into a write of it (``n //= pp`` then ``self.n = n``)."""
     return {
         u
@@ -132,7 +124,7 @@ def _is_itself(graph: nx.DiGraph, node: Point, name: str) -> bool:
     return any(op == "element" and _name(u) == name for u, _, op in graph.in_edges(node, data="op"))
 
 
-def _mark_approximate(graph: nx.DiGraph, caps: list[Cap], pool: list[Point], sites: list[Point]) -> list[Cap]:
+def _mark_approximate(graph: nx.DiGraph, caps: list[Cap], pool: set[Point], sites: list[Point]) -> list[Cap]:
     """Caps linked to the budget or to the pool only through a call resolved by method name are approximate."""
     if not any(a for _, _, a in graph.edges(data="approximate")):
         return caps

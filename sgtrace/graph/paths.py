@@ -60,3 +60,18 @@ def _through(data: dict[str, Any], pending: str, downstream: bool) -> str | None
     if coming:
         pending = coming[0] if len(coming) == 1 else ""
     return pending
+
+
+def pool_writes(graph: nx.DiGraph) -> tuple[set[Point], list[Point]]:
+    """(the writes of the traced attribute, the core of them: those that feed another or come first).
+
+    A write nothing else takes from (a statistics or report field) is a sink: what only feeds sinks
+    is not on the pool's way.
+    """
+    pool = {p for p in graph.nodes if graph.nodes[p].get("seed") == "write"}
+    core = [
+        p
+        for p in sorted(pool, key=lambda p: (p.path, p.line, p.label))
+        if pool & (reachable(graph, [p]) - {p}) or not pool & (reachable(graph, [p], downstream=False) - {p})
+    ]
+    return pool, core

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 import networkx as nx
 
 from sgtrace.graph.calls import call_sites, functions_matching
-from sgtrace.graph.paths import reachable
+from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import Point, Scope, scope_of
 from sgtrace.graph.slicer import COPIES, Slicer
 from sgtrace.project import Project, call_pattern, is_test_module
@@ -97,12 +97,7 @@ def candidates(graph: nx.DiGraph, attribute: str) -> list[_Key]:
     matching calls, off other quantities' provenance) downstream of a knob combined with something and
     upstream of the pool's writes, and guarded writes that replace the pool.
     """
-    pool = {p for p in graph.nodes if graph.nodes[p].get("seed") == "write"}
-    core = [  # writes that feed others or come first, not statistics copies
-        p
-        for p in pool
-        if pool & (reachable(graph, [p]) - {p}) or not pool & (reachable(graph, [p], downstream=False) - {p})
-    ]
+    pool, core = pool_writes(graph)
     upstream = reachable(graph, core, downstream=False) | pool
     copies = {p for p in graph.nodes if p.kind in ("knob", "env")}
     stack = list(copies)
