@@ -37,7 +37,6 @@ class Parsed:
     error: FileError | None
 
 
-@lru_cache(maxsize=1)
 def read_bytes(path: str) -> bytes:
     """A whole file, with plain system calls (a third faster than ``open().read()`` over a tree of small files)."""
     handle = os.open(path, os.O_RDONLY)
@@ -50,6 +49,7 @@ def read_bytes(path: str) -> bytes:
         os.close(handle)
 
 
+@lru_cache(maxsize=1)
 def _language() -> Any:
     import tree_sitter
     import tree_sitter_python

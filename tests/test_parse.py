@@ -111,3 +111,13 @@ def test_the_python_2_hint_is_tried_where_the_words_stand(text: str) -> None:
     from sgtrace.parse import _PY2_HINT, _may_be_python2
 
     assert _may_be_python2(text) == (_PY2_HINT.search(text) is not None)
+
+
+def test_a_file_read_again_is_read_again(tmp_path: Path) -> None:
+    from sgtrace.parse import read_bytes
+
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    assert read_bytes(str(path)) == b"x = 1\n"
+    path.write_text("x = 22\n")
+    assert read_bytes(str(path)) == b"x = 22\n"
