@@ -21,9 +21,11 @@ from sgtrace.model import (
     FindQuery,
     FindResult,
     Site,
+    SourceFile,
     TraceQuery,
     TraceResult,
 )
+from sgtrace.parse import read_bytes
 from sgtrace.sources import Target, resolve
 
 if TYPE_CHECKING:
@@ -84,6 +86,14 @@ def _discover(target: Target, options: RunOptions) -> Listing:
         return discover(target.path, options.path_filter)
     except RootError as exc:
         raise InputError(str(exc)) from exc
+
+
+def _bytes_of(path: str) -> bytes:
+    """A file's bytes, or none if it cannot be read (find's pass has reported it)."""
+    try:
+        return read_bytes(path)
+    except OSError:
+        return b""
 
 
 def _find(
@@ -183,7 +193,12 @@ def _prepare(
     built: list[IdentifierIndex] = []
 
     def index(contents: dict[str, bytes]) -> None:  # files must be parsed: the graph cannot be cached
-        built.append(IdentifierIndex(sorted(contents.items())))
+        # the whole tree's words: what this pass read, and the files the manifest let it skip
+        first: dict[str, SourceFile] = {}
+        for source in listing.files:
+            first.setdefault(source.module, source)  # as the project keeps them
+        pairs = [(m, contents.get(m) or _bytes_of(first[m].abspath)) for m in sorted(first)]
+        built.append(IdentifierIndex(pairs))
 
     found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
     extras = ("reach",) * reach + ("strict-types",) * query.strict_types

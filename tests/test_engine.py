@@ -81,3 +81,34 @@ def test_a_damaged_manifest_is_read_past(tmp_path: Path) -> None:
         entry[3] = "not hex"
     manifest.write_text(json.dumps(payload))
     assert _writes(root, cache, digest=True) == first
+
+
+def test_a_graph_rebuilt_after_one_change_sees_the_files_left_unread(tmp_path: Path) -> None:
+    """The tree's index is built from every file, not only from those the manifest let the pass read."""
+    from sgtrace.api import caps
+    from sgtrace.model import TraceQuery
+    from sgtrace.sources import Target
+
+    root, cache = tmp_path / "t", tmp_path / "c"
+    (root / "pkg").mkdir(parents=True)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Mixin:\n    def init_pool(self, avail):\n"
+        "        self.max_total_num_tokens = int(avail * self.mem_fraction_static)\n",
+        "pkg/runner.py": "from pkg.base import Mixin\n\n\nclass Runner(Mixin):\n"
+        "    def __init__(self, server_args):\n        self.mem_fraction_static = server_args.mem_fraction_static\n",
+        "pkg/worker.py": "from pkg.runner import Runner\n\n\nclass Worker:\n    def __init__(self, runner: Runner):\n"
+        "        self.max_total_num_tokens = runner.max_total_num_tokens\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text)
+        os.utime(root / name, ns=(OLD_NS, OLD_NS))
+    query, target = TraceQuery("max_total_num_tokens"), Target(str(root), "t")
+    before = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    (root / "pkg" / "worker.py").write_text(files["pkg/worker.py"] + "\n")  # only this file is read again
+    os.utime(root / "pkg" / "worker.py", ns=(OLD_NS, OLD_NS))
+    after = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    fresh = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    # the knob is found only through Runner, the subclass the tree's index knows of
+    assert [s.knobs for s in before.budget_sites] == [("server_args.mem_fraction_static",)]
+    assert after.caps == fresh.caps and after.budget_sites == fresh.budget_sites
