@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,9 +21,9 @@ from typing import Any
 from sgtrace.model import FileError
 
 #: Node types tree-sitter-python accepts that Python 3 does not.
-_PY2_QUERY = "(print_statement) @s (exec_statement) @s"
-#: Text without which no such node can exist (the query walks the whole tree; this is a regex).
-_PY2_HINT = re.compile(r"(?<![.\w])(?:print|exec)(?:[ \t]*[^\s(=:)\],.]|[ \t]*>>)")
+_PY2_TYPES = frozenset({"print_statement", "exec_statement"})
+#: Where such a node may start: the keyword, followed by what cannot follow a Python 3 call or name.
+_PY2_HINT = re.compile(rb"(?<![.\w])(?:print|exec)(?:[ \t]*[^\s(=:)\],.]|[ \t]*>>)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +40,25 @@ class Parsed:
 
 def read_bytes(path: str) -> bytes:
     """A whole file, with plain system calls (a third faster than ``open().read()`` over a tree of small files)."""
+    return read_file(path)[0]
+
+
+def read_file(path: str) -> tuple[bytes, int, int]:
+    """A whole file, with its size and modification time (ns) as the open file has them.
+
+    A regular file is read with one call when it is no larger than it said: a read shorter than asked
+    for is its end. Anything else (a file that grew meanwhile, a pipe) is read to the end.
+    """
     handle = os.open(path, os.O_RDONLY)
     try:
-        chunks = []
+        status = os.fstat(handle)
+        first = os.read(handle, status.st_size + 1)
+        if len(first) <= status.st_size and stat.S_ISREG(status.st_mode):
+            return first, status.st_size, status.st_mtime_ns
+        chunks = [first]
         while chunk := os.read(handle, 1 << 20):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), status.st_size, status.st_mtime_ns
     finally:
         os.close(handle)
 
@@ -92,9 +106,14 @@ def decode(data: bytes) -> str:
 
     Raises SyntaxError, LookupError or UnicodeDecodeError.
     """
+    return _decode(data)[0]
+
+
+def _decode(data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was decoded from."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     text = data.decode(encoding)
-    return text.removeprefix("\ufeff")
+    return text.removeprefix("\ufeff"), encoding
 
 
 def parse_tree(utf8: bytes) -> Any:
@@ -105,37 +124,48 @@ def parse_tree(utf8: bytes) -> Any:
 def parse(path: str, data: bytes) -> Parsed | FileError:
     """Parse *data*; a file that cannot be decoded at all becomes a FileError."""
     try:
-        text = decode(data)
+        text, encoding = _decode(data)
     except (SyntaxError, LookupError) as exc:
         return FileError(path, 1, f"cannot decode: {exc}")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return FileError(path, line, f"cannot decode: {exc.reason} ({exc.encoding})")
-    utf8 = text.encode("utf-8", "surrogatepass")
+    # valid UTF-8 without a BOM is its own re-encoding: no need to encode the text again
+    utf8 = data if encoding == "utf-8" else text.encode("utf-8", "surrogatepass")
     tree = _parser().parse(utf8)
-    return Parsed(utf8, tree, _syntax_error(path, text, tree))
+    return Parsed(utf8, tree, _syntax_error(path, text, utf8, tree))
 
 
-def _syntax_error(path: str, text: str, tree: Any) -> FileError | None:
+def _syntax_error(path: str, text: str, utf8: bytes, tree: Any) -> FileError | None:
     if "\x00" in text:
         return FileError(path, text[: text.index("\x00")].count("\n") + 1, "source contains a NUL byte")
     root = tree.root_node
-    if not root.has_error and not (_may_be_python2(text) and captures(_PY2_QUERY, root)):
+    if not root.has_error and not _has_python2_statement(utf8, root):
         return None
     return _libcst_error(path, text, root)
 
 
-def _may_be_python2(text: str) -> bool:
-    """Whether a ``print``/``exec`` statement may be in *text*: the hint tried only where the words stand.
+def _has_python2_statement(utf8: bytes, root: Any) -> bool:
+    """Whether a ``print``/``exec`` statement node starts where the hint matches.
 
-    (A search of the whole text with the hint's look-behind costs more than the parse of most files.)
+    The hint is tried only where the words stand, and the tree is asked only there: a search of the
+    whole text with the hint's look-behind, or a query over the whole tree, costs more than the parse.
     """
-    for word in ("print", "exec"):
-        start = text.find(word)
+    for word in (b"print", b"exec"):
+        start = utf8.find(word)
         while start >= 0:
-            if _PY2_HINT.match(text, start):
+            if _PY2_HINT.match(utf8, start) and _python2_statement_at(root, start, len(word)):
                 return True
-            start = text.find(word, start + 1)
+            start = utf8.find(word, start + 1)
+    return False
+
+
+def _python2_statement_at(root: Any, start: int, size: int) -> bool:
+    node = root.descendant_for_byte_range(start, start + size)
+    while node is not None and node.start_byte == start:
+        if node.type in _PY2_TYPES:
+            return True
+        node = node.parent
     return False
 
 
