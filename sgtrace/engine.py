@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgtrace.cache import Manifest, ScanCache, TreeDigest, key
+from sgtrace.cache import Manifest, TreeDigest, encode_scan, key
 from sgtrace.discover import Listing
 from sgtrace.model import FileError, FileScan, PathFilter, SourceFile
-from sgtrace.parse import read_bytes
+from sgtrace.parse import read_file
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
 _POOL_THRESHOLD = 512 * 1024
+#: Bytes of source per batch handed to a worker: small enough to keep both busy to the end.
+_BATCH = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,56 +67,73 @@ def scan_tree(
     When files must be parsed, *meanwhile* is given the bytes read and runs while the workers parse
     (the graph's own index of the tree, built on the other core's time).
     """
-    cache = ScanCache(options.cache_dir)
-    manifest = Manifest(options.cache_dir, "\0".join([attribute, *(f.abspath for f in listing.files)]))
+    manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
     learnt: dict[str, list[Any]] = {}
+    scans: dict[str, Any] = {}  # scan key -> stored scan, for every file of this run that names the attribute
     needle = attribute.encode("utf-8")
     errors: list[FileError] = list(listing.errors)
     done: list[tuple[SourceFile, FileScan]] = []
-    pending: list[tuple[SourceFile, bytes, str]] = []
+    pending: list[tuple[SourceFile, str]] = []
     tree = TreeDigest() if digest else None
     contents: dict[str, bytes] = {}
     remember = options.cache_dir is not None
-    for item in listing.files:
-        stat = _stat(item) if remember else (-1, -1)
-        known = _known(manifest, item, stat, digest)
-        if known is not None:
-            learnt[item.abspath] = known
-            if tree is not None:
-                tree.add_digest(item.module, bytes.fromhex(known[3]))
-            cached = cache.get(known[2], item.path) if known[2] else None
-            if cached is not None or not known[2]:
-                if cached is not None:
-                    done.append((item, cached))
+    with _Parsing(attribute, options.jobs) as parsing:
+        for item in listing.files:
+            stat = _stat(item) if remember and manifest.files else None  # a first run takes it from the open file
+            known = _known(manifest, item, stat, digest) if stat is not None else None
+            if known is not None:
+                learnt[item.abspath] = known
+                if tree is not None:
+                    tree.add_digest(item.module, bytes.fromhex(known[3]))
+                cached = manifest.scan(known[2], item.path) if known[2] else None
+                if cached is not None or not known[2]:
+                    if cached is not None:
+                        done.append((item, cached))
+                        scans[known[2]] = manifest.scans[known[2]]
+                    continue
+            read = _read(item, errors)
+            if read is None:
                 continue
-        data = _read(item, errors)
-        if data is None:
-            continue
-        content = tree.add(item.module, data).hex() if tree is not None else ""
-        if tree is not None:
-            contents[item.module] = data
-        found = needle in data or not attribute.isascii()
-        entry_key = key(data, "scan", attribute) if found else ""
-        if remember:
-            learnt[item.abspath] = [*stat, entry_key, content]
-        if not found:
-            continue
-        cached = cache.get(entry_key, item.path)
-        if cached is not None:
-            done.append((item, cached))
-        else:
-            pending.append((item, data, entry_key))
-    then = (lambda: meanwhile(contents)) if meanwhile is not None and pending else None
-    for count, ((source, _, entry_key), result) in enumerate(
-        zip(pending, _run(pending, attribute, options.jobs, then), strict=True), 1
-    ):
-        cache.put(entry_key, result)
-        done.append((source, result))
-        if options.progress is not None:
-            options.progress(count, len(pending))
-    manifest.save(learnt)
+            data, size, mtime_ns = read
+            content = tree.add(item.module, data).hex() if tree is not None else ""
+            if tree is not None:
+                contents[item.module] = data
+            found = needle in data or not attribute.isascii()
+            entry_key = key(data, "scan", attribute) if found else ""
+            if remember:
+                learnt[item.abspath] = [size, mtime_ns, entry_key, content]
+            if not found:
+                continue
+            cached = manifest.scan(entry_key, item.path)  # touched, not changed
+            if cached is not None:
+                done.append((item, cached))
+                scans[entry_key] = manifest.scans[entry_key]
+            else:
+                pending.append((item, entry_key))
+                parsing.add(item.path, data)  # handed to the workers now, while the rest is read
+        then = (lambda: meanwhile(contents)) if meanwhile is not None and pending else None
+        for count, ((source, entry_key), result) in enumerate(zip(pending, parsing.results(then), strict=True), 1):
+            if remember:
+                scans[entry_key] = encode_scan(result)
+            done.append((source, result))
+            if options.progress is not None:
+                options.progress(count, len(pending))
+    manifest.save(learnt, scans)
     stats = {"files": len(listing.files), "matched": len(done), "parsed": len(pending)}
     return TreeScan(tuple(done), tuple(errors), stats, tree.digest() if tree is not None else b"", contents)
+
+
+def _tree_name(attribute: str, listing: Listing, path_filter: PathFilter) -> str:
+    """What names one tree's manifest: the query, the folder the files share, and the filter that chose them.
+
+    Not the list of files: a file added or removed keeps what was learnt of the others.
+    """
+    paths = [f.abspath for f in listing.files]
+    try:
+        shared = os.path.commonpath(paths) if paths else ""
+    except ValueError:  # paths on different drives
+        shared = "\0".join(paths)
+    return "\0".join([attribute, shared, repr(path_filter)])
 
 
 def _known(manifest: Manifest, item: SourceFile, stat: tuple[int, int], digest: bool) -> list[Any] | None:
@@ -131,9 +150,9 @@ def _stat(item: SourceFile) -> tuple[int, int]:
     return (st.st_size, st.st_mtime_ns)
 
 
-def _read(source: SourceFile, errors: list[FileError]) -> bytes | None:
+def _read(source: SourceFile, errors: list[FileError]) -> tuple[bytes, int, int] | None:
     try:
-        return read_bytes(source.abspath)
+        return read_file(source.abspath)
     except OSError as exc:
         errors.append(FileError(source.path, 0, f"cannot read file: {exc.strerror or exc}"))
         return None
@@ -149,34 +168,72 @@ def _job(args: tuple[str, bytes, str]) -> FileScan:
         return FileScan((), (FileError(path, 0, "too deeply nested to analyse"),))
 
 
-def _run(
-    pending: list[tuple[SourceFile, bytes, str]], attribute: str, jobs: int | None, then: Callable[[], None] | None
-) -> Iterator[FileScan]:
-    """The scans of *pending*, in order; *then* runs once the work is handed out (or first, inline)."""
-    jobs_list = [(source.path, data, attribute) for source, data, _ in pending]
-    workers = jobs or _cpu_count()
-    size = sum(len(data) for _, data, _ in jobs_list)
-    if workers <= 1 or len(jobs_list) <= 1 or size < _POOL_THRESHOLD:
+def _batch(batch: list[tuple[str, bytes, str]]) -> list[FileScan]:
+    return [_job(args) for args in batch]
+
+
+class _Parsing:
+    """Files to parse, handed out as they are read.
+
+    Once enough bytes wait to be worth a process pool, batches of about :data:`_BATCH` bytes go
+    to the workers straight away, so the rest of the tree is read while they parse; a small run
+    parses inline at the end.
+    """
+
+    def __init__(self, attribute: str, jobs: int | None) -> None:
+        self.attribute = attribute
+        self.workers = jobs or _cpu_count()
+        self.waiting: list[tuple[str, bytes, str]] = []
+        self.size = 0
+        self.futures: list[Any] = []
+        self.pool: Any = None
+
+    def add(self, path: str, data: bytes) -> None:
+        """Queue one file; hand out a batch when one is full (starting the pool, if it is worth one)."""
+        self.waiting.append((path, data, self.attribute))
+        self.size += len(data)
+        if self.pool is None and self.workers > 1 and self.size >= _POOL_THRESHOLD and len(self.waiting) > 1:
+            self.pool = _pool(self.workers)
+        if self.pool is not None and self.size >= _BATCH:
+            self._hand_out()
+
+    def _hand_out(self) -> None:
+        self.futures.append(self.pool.submit(_batch, self.waiting))
+        self.waiting, self.size = [], 0
+
+    def results(self, then: Callable[[], None] | None) -> Iterator[FileScan]:
+        """Every queued file's scan, in order; *then* runs once the work is handed out (or first, inline)."""
+        if self.pool is None:
+            if then is not None:
+                then()
+            yield from map(_job, self.waiting)
+            return
+        if self.waiting:
+            self._hand_out()
         if then is not None:
             then()
-        yield from map(_job, jobs_list)
-        return
-    yield from _pooled(jobs_list, workers, then)
+        for future in self.futures:
+            yield from future.result()
+
+    def __enter__(self) -> _Parsing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:  # an interrupted run leaves no work behind
+            self.pool.shutdown(cancel_futures=True)
 
 
-def _pooled(
-    jobs_list: list[tuple[str, bytes, str]], workers: int, then: Callable[[], None] | None
-) -> Iterator[FileScan]:
+def _pool(workers: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from sgtrace.parse import parse_tree
+    from sgtrace.scan import scan_file  # noqa: F401  (loaded once here: the forked workers inherit it)
+
+    parse_tree(b"")  # and the parser, instead of each worker loading its own
+
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    chunk = max(1, len(jobs_list) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        results = pool.map(_job, jobs_list, chunksize=chunk)  # handed out now
-        if then is not None:
-            then()
-        yield from results
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def _cpu_count() -> int:

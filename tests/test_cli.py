@@ -155,9 +155,9 @@ def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (cache / "releases" / "sglang-0").mkdir(parents=True)
     (cache / "releases" / "sglang-0" / "m.py").write_text("x = 1\n")
     code, out, _ = _invoke("cache", "info", "--cache-dir", str(cache))
-    assert code == 0 and "scan" in out and "releases" in out
+    assert code == 0 and "manifest" in out and "releases" in out
     code, out, _ = _invoke("cache", "clear", "--cache-dir", str(cache), "--keep-releases")
     assert code == 0 and out.startswith("removed ")
-    assert not (cache / "scan").exists() and (cache / "releases" / "sglang-0" / "m.py").exists()
+    assert not (cache / "manifest").exists() and (cache / "releases" / "sglang-0" / "m.py").exists()
     _invoke("cache", "clear", "--cache-dir", str(cache))
     assert "(empty)" in _invoke("cache", "info", "--cache-dir", str(cache))[1]

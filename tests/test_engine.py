@@ -10,7 +10,7 @@ import pytest
 import sgtrace.engine
 from sgtrace.discover import discover
 from sgtrace.engine import RunOptions, scan_tree
-from sgtrace.parse import read_bytes
+from sgtrace.parse import read_file
 
 OLD_NS = 1_600_000_000 * 10**9  # long before any manifest is written: trusted
 
@@ -26,11 +26,11 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths the engine reads from now on."""
     read: list[str] = []
 
-    def spy(path: str) -> bytes:
+    def spy(path: str) -> tuple[bytes, int, int]:
         read.append(path)
-        return read_bytes(path)
+        return read_file(path)
 
-    monkeypatch.setattr(sgtrace.engine, "read_bytes", spy)
+    monkeypatch.setattr(sgtrace.engine, "read_file", spy)
     return read
 
 
@@ -112,3 +112,42 @@ def test_a_graph_rebuilt_after_one_change_sees_the_files_left_unread(tmp_path: P
     # the knob is found only through Runner, the subclass the tree's index knows of
     assert [s.knobs for s in before.budget_sites] == [("server_args.mem_fraction_static",)]
     assert after.caps == fresh.caps and after.budget_sites == fresh.budget_sites
+
+
+def _parsed(root: Path, cache: Path) -> int:
+    return scan_tree(discover(str(root)), "max_total_num_tokens", RunOptions(jobs=1, cache_dir=cache)).stats["parsed"]
+
+
+def test_a_file_added_keeps_what_was_learnt_of_the_others(tmp_path: Path) -> None:
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    assert _parsed(root, cache) == 1
+    (root / "c.py").write_text("o.max_total_num_tokens = 3\n")
+    assert _parsed(root, cache) == 1  # c.py only: a.py's scan is still known
+    (root / "c.py").unlink()
+    assert _parsed(root, cache) == 0
+
+
+def test_a_file_touched_but_not_changed_is_not_parsed_again(tmp_path: Path) -> None:
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    first = _writes(root, cache)
+    os.utime(root / "a.py", ns=(OLD_NS + 10**9, OLD_NS + 10**9))
+    assert _parsed(root, cache) == 0 and _writes(root, cache) == first
+    (root / "a.py").write_text("class A:\n    def f(self):\n        self.max_total_num_tokens = 2\n")
+    assert _parsed(root, cache) == 1
+
+
+def test_another_scope_of_the_same_tree_has_its_own_manifest(tmp_path: Path) -> None:
+    from sgtrace.model import PathFilter
+
+    root, cache = tmp_path / "t", tmp_path / "c"
+    root.mkdir()
+    _tree(root)
+    narrow = RunOptions(jobs=1, cache_dir=cache, path_filter=PathFilter(exclude=("a.py",)))
+    scan_tree(discover(str(root)), "max_total_num_tokens", RunOptions(jobs=1, cache_dir=cache))
+    scan_tree(discover(str(root), narrow.path_filter), "max_total_num_tokens", narrow)
+    assert len(list((cache / "manifest").rglob("*.json"))) == 2
+    assert _parsed(root, cache) == 0

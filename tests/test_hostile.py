@@ -56,20 +56,25 @@ def test_damaged_cache_entries_are_ignored_with_a_warning_and_rebuilt(tmp_path: 
     (tree / "m.py").write_text("o.max_total_num_tokens = 1\n")
     cache = tmp_path / "cache"
     runner = CliRunner()
-    first = runner.invoke(
-        cli, ["find", "max_total_num_tokens", str(tree), "--format", "json", "--cache-dir", str(cache)]
-    )
-    entries = list((cache / "scan").rglob("*.json"))
-    assert len(entries) == 1
+    command = ["find", "max_total_num_tokens", str(tree), "--format", "json", "--cache-dir", str(cache)]
+    first = runner.invoke(cli, command)
+    [manifest] = list((cache / "manifest").rglob("*.json"))
+    whole = json.loads(manifest.read_text())
+    [scan_key] = whole["data"]["scans"]
     for damage in (b"", b"{not json", json.dumps({"schema": 0, "key": "x", "data": {}}).encode(), b"\x00\xff" * 10):
-        entries[0].write_bytes(damage)
-        again = runner.invoke(
-            cli, ["find", "max_total_num_tokens", str(tree), "--format", "json", "--cache-dir", str(cache)]
-        )
+        manifest.write_bytes(damage)
+        again = runner.invoke(cli, command)
         assert again.stdout == first.stdout
         if damage:
             assert "ignoring damaged cache entry" in again.stderr
-        assert json.loads(entries[0].read_text())["data"]["accesses"]  # rebuilt
+        assert json.loads(manifest.read_text())["data"]["scans"][scan_key]["accesses"]  # rebuilt
+    # one damaged scan inside a sound manifest: that file is parsed again
+    for bad in ({"accesses": [{"line": "one"}], "errors": []}, {"errors": []}, [1, 2]):
+        whole["data"]["scans"][scan_key] = bad
+        manifest.write_text(json.dumps(whole))
+        again = runner.invoke(cli, command)
+        assert again.stdout == first.stdout and "ignoring damaged cache entry for m.py" in again.stderr
+        assert json.loads(manifest.read_text())["data"]["scans"][scan_key]["accesses"]
 
 
 def test_two_processes_on_one_cache_both_succeed(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -80,14 +81,14 @@ def test_unreadable_file_does_not_hide_the_others(tmp_path: Path, monkeypatch: p
     (tmp_path / "locked.py").write_bytes(WRITE)
     import sgtrace.engine
 
-    real_read = sgtrace.engine.read_bytes
+    real_read = sgtrace.engine.read_file
 
-    def guarded_read(path: str) -> bytes:  # tests run as root: a chmod would not lock the file
+    def guarded_read(path: str) -> tuple[bytes, int, int]:  # tests run as root: a chmod would not lock the file
         if path.endswith("locked.py"):
             raise PermissionError(13, "Permission denied")
         return real_read(path)
 
-    monkeypatch.setattr(sgtrace.engine, "read_bytes", guarded_read)
+    monkeypatch.setattr(sgtrace.engine, "read_file", guarded_read)
     result = find(FindQuery("max_total_num_tokens"), [Target(str(tmp_path), "t")], RunOptions(jobs=1))
     assert [(w.path, w.line) for w in result.writes] == [("good.py", 1)]
     assert [(e.path, e.message) for e in result.errors] == [("locked.py", "cannot read file: Permission denied")]
@@ -105,12 +106,15 @@ def test_broken_files_beside_good_ones_in_one_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "text",
     ["print 'x'", "x = 1\nprint >>f, 1", "print('x')", "self.print x", "exec code", "exec(code)", "y.exec z",
-     "reprint x", "print  ", "a\n  print x", "printer = 1", "", "exec"],
+     "reprint x", "print  ", "a\n  print x", "printer = 1", "", "exec", "def f():\n    if x:\n        print x, y\n",
+     "s = 'print x'\nprint s", "# print x\n", "é = 1; print 'é'", "exec 'code' in ns"],
 )  # fmt: skip
-def test_the_python_2_hint_is_tried_where_the_words_stand(text: str) -> None:
-    from sgtrace.parse import _PY2_HINT, _may_be_python2
+def test_python_2_statements_are_found_where_the_hint_stands(text: str) -> None:
+    from sgtrace.parse import _has_python2_statement, captures, parse_tree
 
-    assert _may_be_python2(text) == (_PY2_HINT.search(text) is not None)
+    data = text.encode()
+    root = parse_tree(data).root_node
+    assert _has_python2_statement(data, root) == bool(captures("(print_statement) @s (exec_statement) @s", root))
 
 
 def test_a_file_read_again_is_read_again(tmp_path: Path) -> None:
@@ -121,3 +125,23 @@ def test_a_file_read_again_is_read_again(tmp_path: Path) -> None:
     assert read_bytes(str(path)) == b"x = 1\n"
     path.write_text("x = 22\n")
     assert read_bytes(str(path)) == b"x = 22\n"
+
+
+def test_read_file_reads_every_size_and_a_pipe(tmp_path: Path) -> None:
+    import threading
+
+    from sgtrace.parse import read_file
+
+    for size in (0, 1, 4096, 3 * (1 << 20) + 7):
+        path = tmp_path / f"f{size}.py"
+        data = bytes(i % 251 for i in range(size))
+        path.write_bytes(data)
+        read, length, mtime_ns = read_file(str(path))
+        assert read == data and length == size and mtime_ns == path.stat().st_mtime_ns
+    fifo = tmp_path / "pipe.py"  # not a regular file: read to its end, whatever its size says
+    os.mkfifo(fifo)
+    payload = b"x = 1\n" * 50_000
+    writer = threading.Thread(target=fifo.write_bytes, args=(payload,))
+    writer.start()
+    assert read_file(str(fifo))[0] == payload
+    writer.join()
