@@ -193,7 +193,9 @@ class _Reader:
         self, target: Any, value: Expr, op: str, guard: tuple[str, ...], code: str, at: Any, annotation: str = ""
     ) -> None:
         for path, leaf in _leaves(target):
-            self.assignments.append(Assignment(_target(leaf, path), value, op, guard, code, _line(at), annotation))
+            self.assignments.append(
+                Assignment(_target(leaf, path), value, op, guard, code, _line(at), annotation, tuple(self.exits))
+            )
 
     def collect_calls(self, node: Any, statement: Any, guard: tuple[str, ...]) -> None:
         line = _line(statement)

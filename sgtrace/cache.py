@@ -23,7 +23,7 @@ from sgtrace import __version__
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 5
+SCHEMA = 6
 
 
 def default_dir() -> Path:

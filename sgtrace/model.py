@@ -236,6 +236,14 @@ class Cap:
     code: str
     #: Whether the path to it passes a call resolved only by method name (a receiver of unknown type).
     approximate: bool = False
+    #: ``not (c)`` for each earlier ``if c: return`` (or raise, continue, break) of its blocks: it runs
+    #: only when these hold too.
+    exits: tuple[str, ...] = ()
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        """Everything that must hold for the write to run: its guard, then its exits."""
+        return (*self.guard, *self.exits)
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,10 @@ class Assignment:
     line: int
     #: The annotation of an annotated assignment (``self.w: Optional[W] = None``), or "".
     annotation: str = ""
+    #: ``not (c)`` for each earlier ``if c:`` of its blocks that always leaves (``if c: return`` before
+    #: it): the statement runs only when these hold too. Apart from :attr:`guard`, which says which
+    #: branch the write is in (a guarded write may replace the value; one after an early exit does not).
+    exits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

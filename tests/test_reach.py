@@ -73,7 +73,28 @@ def test_early_returns_do_not_change_assignment_guards() -> None:
     tree = parse_tree(b"def f(a):\n    if a:\n        return 1\n    x = g()\n")
     body = read_body(tree.root_node.named_children[0])
     assert [a.guard for a in body.assignments] == [()]
+    assert [a.exits for a in body.assignments] == [("not (a)",)]  # kept apart: the write is not in a branch
     assert [c.guard for c in body.calls] == [("not (a)",)]
+
+
+def test_a_cap_after_an_early_return_carries_its_exit(tmp_path: Path) -> None:
+    from sgtrace.api import caps
+    from sgtrace.report import caps_text
+
+    (tmp_path / "runner.py").write_text(
+        "class Runner:\n"
+        "    def init_pool(self, total):\n"
+        "        self.max_total_num_tokens = int(total * self.mem_fraction_static) // 4096\n"
+        "        if self.all_swa:\n"
+        "            return\n"
+        "        self.max_total_num_tokens = min(self.max_total_num_tokens, self.server_args.max_total_tokens)\n"
+    )
+    found = caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", Target(str(tmp_path), "t"),
+                 RunOptions(jobs=1, cache_dir=None))  # fmt: skip
+    by_line = {c.line: c for c in found.caps}
+    assert by_line[6].exits == ("not (self.all_swa)",) and by_line[6].guard == ()
+    assert by_line[6].category == "min"
+    assert "when: not (self.all_swa)" in caps_text.render(found)
 
 
 # -- the callers the graph stage records, on a small tree ---------------------------------------
@@ -267,6 +288,16 @@ def test_status_with_the_way_in(
 ) -> None:
     found, why = _status(recorded, cap, facts)
     assert found == status and words in why, why
+
+
+def test_a_write_after_an_early_return_runs_only_past_it(recorded: dict[str, Any]) -> None:
+    import dataclasses
+
+    past = dataclasses.replace(SHRINK, exits=("not (self.frozen)",))
+    assert _status(recorded, past, {"shrinking": True, "frozen": True})[0] == "not reached"
+    assert _status(recorded, past, {"shrinking": True, "frozen": False}) == ("applies", "not (self.frozen)")
+    assert _status(recorded, past, {"shrinking": True}) == ("unknown", _status(recorded, past, {"shrinking": True})[1])
+    assert "frozen" in _status(recorded, past, {"shrinking": True})[1]
 
 
 def test_base_function_is_reached_whatever_its_callers(recorded: dict[str, Any]) -> None:

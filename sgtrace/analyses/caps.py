@@ -271,6 +271,7 @@ def _cap(graph: nx.DiGraph, node: Point, category: str, derived: set[Point]) -> 
         target=_name(node),
         category=category,
         guard=tuple(attributes.get("guard") or ()),
+        exits=tuple(attributes.get("exits") or ()),
         knobs=tuple(sorted({*_knobs(graph, node, derived), *(attributes.get("knobs") or ())})),
         code=str(attributes.get("code", "")),
     )

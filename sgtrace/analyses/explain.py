@@ -278,12 +278,12 @@ def _status(cap: Cap, facts: Mapping[str, Any], holds: Holds, way: Verdict) -> t
         name = knob.rsplit(".", 1)[-1]
         if name in facts and facts[name] is None and cap.category in ("min", "override"):
             return "did not bind", f"{name} unset"
-    verdict = both([*(condition(text, "", holds) for text in cap.guard), way])
+    verdict = both([*(condition(text, "", holds) for text in cap.conditions), way])
     if verdict.value is False:
         return "not reached", _false(verdict)
     if verdict.value is None:
         return "unknown", _unknown(verdict)
-    return "applies", " and ".join(cap.guard) or "no condition on this write"
+    return "applies", " and ".join(cap.conditions) or "no condition on this write"
 
 
 def truth(text: str, facts: Mapping[str, Any], constants: Mapping[str, Any]) -> tuple[bool | None, str]:

@@ -96,7 +96,7 @@ def build(
     """
     texts = mentioning(files, budget)  # read once, searched twice
     args = read_args(texts, budget)
-    conditions = [g for cap in caps for g in cap.guard] + (list(paths.conditions()) if paths is not None else [])
+    conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
     _check_settings(settings, args, sites, conditions, budget)
     if want.run is not None and not 1 <= want.run <= len(runs):
         raise BadInput(f"--run {want.run}: the log has {len(runs)} start-up(s)")

@@ -199,6 +199,7 @@ class Slicer:
             function=scope.function.qualname,
             owner=scope.cls,
             guard=list(assignment.guard),
+            exits=list(assignment.exits) or None,
         )
 
     def _attribute_label(self, scope: Scope, base: Expr | None, name: str) -> str:

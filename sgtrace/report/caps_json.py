@@ -30,6 +30,8 @@ def render(result: CapsResult) -> str:
 def _cap(fields: dict[str, Any]) -> dict[str, Any]:
     order = ("path", "line", "owner", "function", "target", "category", "guard", "knobs", "code")
     found = {name: list(fields[name]) if isinstance(fields[name], tuple) else fields[name] for name in order}
+    if fields.get("exits"):
+        found["exits"] = list(fields["exits"])
     return {**found, "approximate": True} if fields.get("approximate") else found
 
 

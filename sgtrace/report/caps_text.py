@@ -29,8 +29,8 @@ def render(result: CapsResult) -> str:
             )
             lines.append(f"      {cap.code}")
             lines.append(f"      why: {CATEGORIES[cap.category]}")
-            if cap.guard:
-                lines.append(f"      when: {' and '.join(cap.guard)}")
+            if cap.conditions:
+                lines.append(f"      when: {' and '.join(cap.conditions)}")
             if cap.knobs:
                 lines.append(f"      knobs: {', '.join(cap.knobs)}")
     if result.truncated:
