@@ -120,3 +120,61 @@ def test_unreadable_logs_are_one_line_and_exit_2(tmp_path: Path, content: bytes,
     log.write_bytes(content)
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
     assert out.exit_code == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+_SHORT = re.compile(
+    r"^(?P<when>[A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d) (?P<host>\S+) (?P<name>[\w.-]+)\[(?P<pid>\d+)\]: (?P<message>.*)$"
+)
+
+
+def _journal_json(text: str) -> str:
+    """As ``journalctl -o json`` writes it (one record a line; a message that is not UTF-8 as a list of bytes)."""
+    import calendar
+    import json
+    import time
+
+    records = []
+    for line in text.splitlines():
+        part = _SHORT.match(line)
+        assert part is not None, line
+        moment = calendar.timegm(time.strptime(f"2026 {part['when']}", "%Y %b %d %H:%M:%S"))
+        message: object = part["message"]
+        if "Init torch distributed begin" in part["message"]:
+            message = list(part["message"].encode())
+        records.append(
+            {"__REALTIME_TIMESTAMP": str(moment * 1_000_000 + 123), "_HOSTNAME": part["host"],
+             "SYSLOG_IDENTIFIER": part["name"], "_PID": part["pid"], "MESSAGE": message, "PRIORITY": "6"}
+        )  # fmt: skip
+    return "\n".join(json.dumps(r) for r in records)
+
+
+def _docker_json(text: str) -> str:
+    """As docker's json-file driver stores it: long lines cut into 16 KB records without their newline."""
+    import json
+
+    records = []
+    for line in _plain(text).splitlines():
+        pieces = [line[i : i + 16384] for i in range(0, len(line), 16384)] or [""]
+        for index, piece in enumerate(pieces):
+            end = "\n" if index == len(pieces) - 1 else ""
+            records.append({"log": piece + end, "stream": "stderr", "time": "2026-11-02T10:00:01.123456789Z"})
+    return "\n".join(json.dumps(r) for r in records)
+
+
+@pytest.mark.parametrize("form", [_journal_json, _docker_json], ids=["journal-json", "docker-json-file"])
+def test_json_logs_give_the_same_start_ups_as_their_text(form: object) -> None:
+    text = JOURNAL.read_text()
+    source = _plain(text) if form is _docker_json else text
+    assert [(r.complete, r.started, r.ended, r.server_args, r.target, r.model_types) for r in split(form(text))] == [  # type: ignore[operator]
+        (r.complete, r.started, r.ended, r.server_args, r.target, r.model_types) for r in split(source)
+    ]
+
+
+def test_a_long_line_cut_by_docker_is_joined_again() -> None:
+    from sgtrace.analyses.logs import lines
+
+    long = "server_args=ServerArgs(" + ", ".join(f"a{i}={i}" for i in range(4000)) + ")"
+    assert len(long) > 2 * 16384
+    cut = _docker_json(long + "\nnext")
+    assert cut.count("\n") == 3  # three pieces and the next line
+    assert [(line.number, line.text) for line in lines(cut)] == [(1, long), (4, "next")]

@@ -1,6 +1,8 @@
-"""Lines of an SGLang log, whatever wrote it: plain, journalctl (short or ``-o cat``), ``docker logs -t``.
+"""Lines of an SGLang log, whatever wrote it: plain, journalctl (short, ``-o cat`` or ``-o json``),
+``docker logs -t``, or docker's own json-file (``<id>-json.log``).
 
-Each line is reduced to (when, rank, message): ANSI colours, the docker and
+Each line is reduced to (when, rank, message): the JSON records are unwrapped
+(docker's pieces of a long line joined again), ANSI colours, the docker and
 journal prefixes and SGLang's own ``[time TPn]`` prefix are taken off, and the
 message is matched against the lines SGLang logs while it starts (QUANTITIES).
 """
@@ -8,9 +10,12 @@ message is matched against the lines SGLang logs while it starts (QUANTITIES).
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 #: What each quantity is, for the report and for the error that asks for a missing one.
 QUANTITIES = {
@@ -96,7 +101,73 @@ def decode(data: bytes) -> str:
 
 def lines(text: str) -> list[LogLine]:
     """Every line of *text*, cleaned."""
-    return [clean(number, raw) for number, raw in enumerate(text.splitlines(), 1)]
+    return [clean(number, raw) for number, raw in _unwrapped(text.splitlines())]
+
+
+def _unwrapped(raw_lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, JSON records given as the text their tool prints.
+
+    docker's json-file cuts a line longer than 16 KB into records without the final newline:
+    they are joined again, under the number of the first.
+    """
+    pending: tuple[int, str] | None = None
+    for number, raw in enumerate(raw_lines, 1):
+        record = _record(raw)
+        if record is None:
+            if pending is not None:
+                yield pending
+                pending = None
+            yield number, raw
+            continue
+        prefix, text, whole = record
+        if pending is not None:
+            number, text = pending[0], pending[1] + text  # a continuation: the first piece's prefix stands
+        else:
+            text = prefix + text
+        pending = None if whole else (number, text)
+        if whole:
+            yield number, text
+    if pending is not None:
+        yield pending
+
+
+def _record(raw: str) -> tuple[str, str, bool] | None:
+    """A docker json-file or ``journalctl -o json`` record as the prefix and message its tool prints (and
+    whether the message is whole), else None."""
+    if not raw.startswith('{"'):
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    log = record.get("log")
+    if isinstance(log, str):  # docker: {"log": "...\n", "stream": "stderr", "time": "2026-11-02T10:00:01.12Z"}
+        when = record.get("time")
+        prefix = f"{when} " if isinstance(when, str) and _DOCKER.match(f"{when} ") else ""
+        return prefix, log.rstrip("\n"), log.endswith("\n")
+    message = record.get("MESSAGE")
+    if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
+        message = bytes(message).decode("utf-8", errors="replace")  # journald's form of a non-UTF-8 message
+    if not isinstance(message, str):
+        return None
+    return f"{_journal_time(record)} {record.get('_HOSTNAME') or '-'} {_journal_unit(record)}: ", message, True
+
+
+def _journal_time(record: dict[str, object]) -> str:
+    """A journald record's time as the short format prints it (in UTC: the record does not say the zone)."""
+    try:
+        moment = datetime.fromtimestamp(int(str(record.get("__REALTIME_TIMESTAMP"))) / 1e6, timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "Jan 01 00:00:00"
+    return moment.strftime("%b %d %H:%M:%S")
+
+
+def _journal_unit(record: dict[str, object]) -> str:
+    name = re.sub(r"[^\w.@/-]", "-", str(record.get("SYSLOG_IDENTIFIER") or record.get("_COMM") or "-"))
+    pid = record.get("SYSLOG_PID") or record.get("_PID")
+    return f"{name}[{pid}]" if str(pid or "").isdigit() else name
 
 
 def clean(number: int, raw: str) -> LogLine:

@@ -75,8 +75,8 @@ Examples:
       --set avail_before_weights_gb=94.04 --set avail_after_weights_gb=21.71
 
 \b
-Logs: plain SGLang logs, journalctl (short or -o cat), docker logs -t, ANSI
-colours, .gz; all ranks interleaved. A server_args= line or a service start
+Logs: plain SGLang logs, journalctl (short, -o cat or -o json), docker logs -t,
+docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved. A server_args= line or a service start
 begins a start-up. The log gives: server_args=ServerArgs(...), 'Load weight
 begin/end ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N, K
 size/V size' or 'KV size', 'Memory pool end. avail mem=', 'Capture ... graph
