@@ -298,6 +298,9 @@ def explain(
     for a pool (what-if). A log that cannot be read, a ``--set`` that names nothing or is not a number
     where one is needed, and a start-up that is not there are an InputError.
     """
+    import dataclasses
+
+    from sgtrace.analyses.explain import where_set
     from sgtrace.analyses.operator import BadInput, Want, build, read_runs
     from sgtrace.analyses.reached import read_paths
     from sgtrace.graph.reach import REACH
@@ -312,7 +315,11 @@ def explain(
         result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
-    return found, result, context
+    origins = where_set(traced.graph, result.steps)
+    missing = {
+        name: f"{how} (set at {origins[name]})" if name in origins else how for name, how in result.missing.items()
+    }
+    return found, dataclasses.replace(result, missing=missing), context
 
 
 def diff(

@@ -89,6 +89,13 @@ def test_other_releases_explain_the_same_start_up(tmp_path: Path, version: str) 
         assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43
     else:  # the newest has a multimodal reservation the log does not show: named, not guessed
         assert code == 2 and "mm_reservation_gb" in data["missing"]
+        # ... with where its function sets it, read here from the release's own file
+        step = next(s for s in data["steps"] if "mm_reservation_gb" in s["missing"])
+        lines = (releases.release(version) / step["path"]).read_text().splitlines()[: step["line"] - 1]
+        assigned = max(i for i, line in enumerate(lines, 1) if line.strip().startswith("mm_reservation_gb ="))
+        assert f"(set at {step['path']}:{assigned}: mm_reservation_gb = " in data["missing"]["mm_reservation_gb"]
+        again, fixed, _ = _explain(version, tmp_path, "--set", "mm_reservation_gb=0")
+        assert again == 0 and round(fixed["kv_budget_gb"], 2) == 10.43  # the same start-up, once it is supplied
 
 
 def _statuses(version: str, cache: Path, log: bytes | None, settings: dict[str, object]) -> dict[tuple[str, str], Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -376,6 +376,35 @@ def solve(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], want_g
             return None
         low, high = (middle, high) if at_middle < want_gb else (low, middle)
     return (low + high) / 2
+
+
+def where_set(graph: Any, steps: Sequence[Step]) -> dict[str, str]:
+    """For each input a step misses that its own function assigns: ``path:line: code`` of the last
+    assignment before the step (what the operator reads to choose a ``--set`` value)."""
+    locals_at: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    function_at: dict[tuple[str, int], str] = {}
+    for point, data in graph.nodes(data=True):
+        if point.kind != "local" or not data.get("function"):
+            continue
+        function_at[(point.path, point.line)] = data["function"]
+        locals_at.setdefault((point.path, point.label), []).append((point.line, str(data.get("code", ""))))
+    found: dict[str, str] = {}
+    for step in steps:
+        function = function_at.get((step.path, step.line))
+        for name in step.missing:
+            before = [
+                (line, code) for line, code in locals_at.get((step.path, f"{function}.{name}"), ()) if line < step.line
+            ]
+            if function is None or not before or name in found:
+                continue
+            line, code = max(before)
+            found[name] = f"{step.path}:{line}: {_shortened(code)}"
+    return found
+
+
+def _shortened(code: str, most: int = 100) -> str:
+    flat = " ".join(code.split())
+    return flat if len(flat) <= most else flat[: most - 3].rstrip() + "..."
 
 
 def _how(name: str) -> str:
