@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sgtrace.analyses.ledger import ledger
 from sgtrace.analyses.startups import facts, pick, split
@@ -178,3 +181,23 @@ def test_a_long_line_cut_by_docker_is_joined_again() -> None:
     cut = _docker_json(long + "\nnext")
     assert cut.count("\n") == 3  # three pieces and the next line
     assert [(line.number, line.text) for line in lines(cut)] == [(1, long), (4, "next")]
+
+
+_KEYS = st.sampled_from(["log", "time", "MESSAGE", "__REALTIME_TIMESTAMP", "_HOSTNAME", "SYSLOG_IDENTIFIER", "_PID"])
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(_JSONISH.map(json.dumps) | st.text(max_size=40), max_size=12))
+def test_any_json_lines_are_read_without_a_crash(raw: list[str]) -> None:
+    from sgtrace.analyses.logs import lines
+
+    text = "\n".join(raw)
+    found = lines(text)
+    assert [line.number for line in found] == sorted({line.number for line in found})
+    assert all(1 <= line.number <= len(text.splitlines()) for line in found)
+    split(text)

@@ -152,7 +152,8 @@ def _record(raw: str) -> tuple[str, str, bool] | None:
         message = bytes(message).decode("utf-8", errors="replace")  # journald's form of a non-UTF-8 message
     if not isinstance(message, str):
         return None
-    return f"{_journal_time(record)} {record.get('_HOSTNAME') or '-'} {_journal_unit(record)}: ", message, True
+    host = re.sub(r"\s", "-", str(record.get("_HOSTNAME") or "-"))
+    return f"{_journal_time(record)} {host} {_journal_unit(record)}: ", message, True
 
 
 def _journal_time(record: dict[str, object]) -> str:
