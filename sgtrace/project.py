@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -146,24 +147,27 @@ class Project:
         self.cache.put(entry, {"outline": result, "error": parsed.error})  # records: see JsonCache.put
         return Module(source, result, parsed.data)
 
-    def mentioning(self, name: str) -> tuple[str, ...]:
-        """Modules whose bytes contain *name* (a cheap superset of those that use it)."""
-        return self.matching(re.escape(name))
-
     def matching(self, pattern: str) -> tuple[str, ...]:
         """Modules whose bytes match the regular expression *pattern* (searched once, remembered).
 
-        The longest identifier in the pattern narrows the search to the modules
-        that contain it, by the identifier index.
+        Each word of the pattern (a run of three or more identifier characters outside an escape) must
+        stand in a match as a whole identifier of the source: the rarest of them, by the identifier
+        index, narrows the search to the modules that contain it, and a pattern that starts with it is
+        tried only where it stands.
         """
         if pattern not in self._mentions:
             regex = compiled(pattern)
-            literal = _literal_prefix(pattern)
-            candidates = self.identifiers().get(literal, ()) if literal else tuple(self.files)
+            literals = _literals(pattern)
+            index = self.identifiers() if literals else None
+            literal = min(literals, key=lambda word: len(index.get(word, ()))) if index is not None else ""
+            candidates = index.get(literal, ()) if index is not None else tuple(self.files)
+            # a pattern that starts with its literal is tried only where the literal stands
+            leading = literal and re.match(rf"(?:\\b)?{re.escape(re.escape(literal))}(?![A-Za-z0-9_])", pattern)
+            search = _anchored(regex, literal.encode("utf-8")) if leading else regex.search
             found = []
             for module in candidates:
                 data = self.raw(module)
-                if data is not None and regex.search(data):
+                if data is not None and search(data):
                     found.append(module)
             self._mentions[pattern] = tuple(sorted(found))
         return self._mentions[pattern]
@@ -403,12 +407,25 @@ def _c3(project: Project, cls: str, seen: tuple[str, ...]) -> list[str]:
     return result
 
 
-def _literal_prefix(pattern: str) -> str:
-    """The longest run of plain identifier characters in a regex, for a fast ``in`` test first."""
-    runs = re.findall(
+def _literals(pattern: str) -> list[str]:
+    """The runs of plain identifier characters in a regex (three or more), each a word a match contains."""
+    return re.findall(
         r"(?<!\\)[A-Za-z_][A-Za-z0-9_]{2,}", pattern.replace("\\b", " ").replace("\\s", " ").replace("\\w", " ")
     )
-    return max(runs, key=len) if runs else ""
+
+
+def _anchored(regex: re.Pattern[bytes], literal: bytes) -> Callable[[bytes], bool]:
+    """A search for *regex*, which starts with *literal*, tried only where the literal's bytes stand."""
+
+    def search(data: bytes) -> bool:
+        start = data.find(literal)
+        while start >= 0:
+            if regex.match(data, start):
+                return True
+            start = data.find(literal, start + 1)
+        return False
+
+    return search
 
 
 def is_test_module(module: str) -> bool:

@@ -356,3 +356,30 @@ def test_store_round_trip() -> None:
     assert back.graph == g.graph
     assert sorted(back.nodes(data=True)) == sorted(g.nodes(data=True))
     assert sorted(back.edges(data=True)) == sorted(g.edges(data=True))
+
+
+def test_the_modules_matching_a_pattern_are_those_a_full_search_finds(tmp_path: Path) -> None:
+    """The identifier index narrows the search, and a pattern that starts with its word is tried only where the
+    word stands: neither may change which modules match."""
+    import re
+
+    from sgtrace.discover import discover
+    from sgtrace.project import Project, call_pattern, write_pattern
+
+    sources = {
+        "a.py": "foo(1)\nx = get_ready()\n",
+        "b.py": "xfoo(1)\nfoo_bar(2)\nclass K(Base, Mixin):\n    pass\n",
+        "c.py": "y.foo  (3)\ndef get (self):\n    return 1\n",
+        "d.py": "s = 'foo('\nclass Other(Base):\n    def get_x(self):\n        self.size = 2\n",
+        "e.py": "o.size, p = 1, 2\nfoo\n(4)\nq.size == 3\n",
+    }
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+    project = Project(discover(str(tmp_path)))
+    patterns = [call_pattern("foo"), r"def\s+get\s*\(", r"class\s+\w+\s*\([^)]*\bMixin\b", write_pattern("size"),
+                r"\bget_ready\s*\(", r"\bnothing\s*\("]  # fmt: skip
+    for pattern in patterns:
+        every = {m for m in project.files if re.search(pattern.encode(), project.raw(m) or b"")}
+        assert set(project.matching(pattern)) == every, pattern
+    assert project.matching(call_pattern("foo")) == ("a", "c", "d", "e")  # a string too; `foo\n(4)`: \s spans lines
+    assert project.matching("foo") == ("a", "c", "d", "e")  # a word of the pattern is a whole identifier
