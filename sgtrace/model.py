@@ -40,6 +40,8 @@ class SourceFile:
     path: str
     #: Dotted module name (``pkg.sub.mod``), as far as the layout tells.
     module: str
+    #: A script outside any package (named by its path): run, its own folder is first on the import path.
+    script: bool = False
 
 
 @dataclass(frozen=True, slots=True)

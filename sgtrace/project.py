@@ -304,8 +304,19 @@ class Project:
             if not imported:
                 return dotted
             target = _absolute(imported[0].target, module, loaded.source.path.endswith("__init__.py"))
+            if loaded.source.script:
+                target = self._beside_script(module, target)
         qualified = f"{target}.{rest}" if rest else target
         return self._follow_reexport(qualified, depth)
+
+    def _beside_script(self, script: str, target: str) -> str:
+        """What a script's ``import target`` names: a module in the script's own folder first, as Python
+        runs a script with its folder first on the import path."""
+        folder = script.rpartition(".")[0]
+        if not folder:
+            return target
+        beside = f"{folder}.{target}"
+        return beside if beside in self.files or self.split(beside) is not None else target
 
     def _follow_reexport(self, qualified: str, depth: int) -> str:
         """``pkg.Name`` where ``pkg/__init__.py`` only imports Name: the defining module's name."""

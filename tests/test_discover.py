@@ -221,3 +221,32 @@ def test_gitignore_is_honoured_in_a_checkout_only(tmp_path: Path) -> None:
 def test_walk_output_is_deterministic(tmp_path: Path) -> None:
     _tree(tmp_path, textwrap.dedent("b/z.py a/y.py a/b/x.py c.py"))
     assert [f.path for f in discover(str(tmp_path)).files] == ["a/b/x.py", "a/y.py", "b/z.py", "c.py"]
+
+
+def test_a_script_imports_from_its_own_folder_first(tmp_path: Path) -> None:
+    """``python test/srt/test_pool.py`` puts test/srt first on the import path: ``from utils import x``
+    there is test/srt/utils.py, even beside a top-level module of the same name."""
+    from sgtrace.project import Project
+
+    files = {
+        "python/pkg/__init__.py": "",
+        "python/pkg/runner.py": "class Runner:\n    pass\n",
+        "python/utils.py": "def helper():\n    return 0\n",
+        "test/srt/utils.py": "def helper():\n    return 1\n\n\nclass Fake:\n    pass\n",
+        "test/srt/test_pool.py": "import utils\nfrom utils import helper, Fake\nfrom pkg.runner import Runner\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "python" / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    listing = discover(str(tmp_path))
+    assert {f.module: f.script for f in listing.files} == {
+        "pkg": False, "pkg.runner": False, "utils": False, "test.srt.utils": True, "test.srt.test_pool": True,
+    }  # fmt: skip
+    project = Project(listing)
+    script = "test.srt.test_pool"
+    assert project.resolve(script, "helper") == "test.srt.utils.helper"
+    assert project.resolve(script, "Fake") == "test.srt.utils.Fake"
+    assert project.resolve(script, "utils.helper") == "test.srt.utils.helper"
+    assert project.resolve(script, "Runner") == "pkg.runner.Runner"  # not beside it: the import path's
+    assert project.resolve("pkg.runner", "Runner") == "pkg.runner.Runner"

@@ -63,7 +63,7 @@ def name_files(files: list[tuple[str, Parts]], layout: Layout) -> tuple[list[Sou
     others = [_single_name(a, r, roots) for a, r in files if not layout.in_package(r[:-1], memo)]
     kept, shadowed = _one_copy(packaged, layout)
     named = _unique([_namespace(n, layout.strong) for n in kept] + others)
-    return [SourceFile(n.abspath, "/".join(n.rel), n.module) for n in named], shadowed
+    return [SourceFile(n.abspath, "/".join(n.rel), n.module, n.kind == "script") for n in named], shadowed
 
 
 def _tail(rel: Parts) -> list[str]:
