@@ -38,3 +38,24 @@ def test_checkout_modules_and_scope_flags(small_checkout: Path) -> None:
     code, unignored, err = _find(small_checkout, "--no-ignore")
     assert code == 0 and unignored["writes"] == payload["writes"]
     assert "package sglang found twice: analysing python/sglang, leaving out python/build/lib/sglang" in err
+
+
+def test_the_sample_installed_in_a_checkouts_venv_is_analysed(tmp_path: Path) -> None:
+    """The README's first command, run in a clone: `pip install .` puts the sample under .venv, which the
+    clone's .gitignore leaves out; the run names that folder, so it is analysed all the same."""
+    import shutil
+    import subprocess
+
+    from sgtrace.sources import sample_tree
+
+    installed = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "sgtrace" / "sample"
+    shutil.copytree(sample_tree(), installed)
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
+
+    def writes(root: Path) -> list[tuple[str, int]]:
+        result = CliRunner().invoke(cli, ["find", "max_total_num_tokens", str(root), "--format", "json", "--no-cache"])
+        assert result.exit_code == 0, result.stderr
+        return [(w["path"], w["line"]) for w in json.loads(result.stdout)["writes"]]
+
+    assert writes(installed) == writes(Path(sample_tree())) != []

@@ -250,3 +250,17 @@ def test_a_script_imports_from_its_own_folder_first(tmp_path: Path) -> None:
     assert project.resolve(script, "utils.helper") == "test.srt.utils.helper"
     assert project.resolve(script, "Runner") == "pkg.runner.Runner"  # not beside it: the import path's
     assert project.resolve("pkg.runner", "Runner") == "pkg.runner.Runner"
+
+
+def test_a_folder_the_checkout_ignores_is_analysed_when_named(tmp_path: Path) -> None:
+    """``python -m venv .venv && pip install .`` in a checkout: the package in .venv, which .gitignore
+    leaves out, is what a run names (the README's first command, or the installed sglang)."""
+    site = ".venv/lib/python3.11/site-packages"
+    _tree(tmp_path, f"src/app.py {site}/pkg/__init__.py {site}/pkg/run.py {site}/pkg/gen/x.py envs/a/pkg/m.py")
+    (tmp_path / ".gitignore").write_text(".venv\nenvs/\n*.tmp.py\n")
+    (tmp_path / site / "pkg" / ".gitignore").write_text("gen/\n")
+    _git(tmp_path, "init", "-q")
+    assert set(_files(tmp_path)) == {"src/app.py"}
+    assert set(_files(tmp_path / site / "pkg")) == {"__init__.py", "run.py"}  # its own .gitignore still counts
+    assert set(_files(tmp_path / "envs" / "a")) == {"pkg/m.py"}
+    assert _files(tmp_path / "envs" / "a", PathFilter(exclude=("pkg/",))) == {}

@@ -2,7 +2,8 @@
 
 Pattern semantics are gitignore's, from :mod:`pathspec`; ``.gitignore`` files
 count only inside a git checkout (as ripgrep does), each relative to its own
-folder, the deepest one that decides winning.
+folder, the deepest one that decides winning. The folder a run is given is
+never ignored itself.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class Ignorer:
         self.above: list[tuple[tuple[str, ...], GitIgnoreSpec]] = []
         if self.checkout is not None:
             self._load_above(top.resolve(), self.checkout)
+            if top.resolve() != self.checkout and self._git_ignores((), is_dir=True):
+                # The folder named is itself ignored (a package in the checkout's .venv, a build copy): it is
+                # analysed, as ripgrep searches a path it is given, and the rules above it, written to keep
+                # that folder out, do not reach into it. Its own .gitignore files and those below still count.
+                self.above = []
 
     def _load_above(self, top: Path, checkout: Path) -> None:
         """The checkout's ``info/exclude`` and the ``.gitignore`` files between its top and the root."""
