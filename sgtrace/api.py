@@ -81,11 +81,17 @@ def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> Fi
 
 
 def _discover(target: Target, options: RunOptions) -> Listing:
-    """The files of a tree that the run analyses, named as Python imports them."""
+    """The files of a tree that the run analyses, named as Python imports them (a folder with none is said)."""
     try:
-        return discover(target.path, options.path_filter)
+        listing = discover(target.path, options.path_filter)
     except RootError as exc:
         raise InputError(str(exc)) from exc
+    if not listing.files and options.notify is not None and Path(target.path).is_dir():
+        options.notify(
+            f"warning: no Python file to analyse under {target.display} "
+            "(a checkout's .gitignore, --exclude and --include choose them; --no-ignore reads past .gitignore)"
+        )
+    return listing
 
 
 def _bytes_of(path: str) -> bytes:

@@ -36,6 +36,8 @@ class RunOptions:
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
     #: Which files under a root are analysed.
     path_filter: PathFilter = PathFilter()
+    #: Told warnings about the input (a folder with no Python file to analyse); None for silence.
+    notify: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

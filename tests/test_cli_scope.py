@@ -59,3 +59,13 @@ def test_the_sample_installed_in_a_checkouts_venv_is_analysed(tmp_path: Path) ->
         return [(w["path"], w["line"]) for w in json.loads(result.stdout)["writes"]]
 
     assert writes(installed) == writes(Path(sample_tree())) != []
+
+
+def test_a_folder_with_nothing_to_analyse_is_said(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("o.max_total_num_tokens = 1\n")
+    runner = CliRunner()
+    found = runner.invoke(cli, ["find", "max_total_num_tokens", str(tmp_path), "--no-cache"])
+    assert found.exit_code == 0 and "no Python file" not in found.stderr
+    for args in (["find", "max_total_num_tokens"], ["caps"], ["trace", "max_total_num_tokens"]):
+        none = runner.invoke(cli, [*args, str(tmp_path), "--exclude", "*.py", "--no-cache"])
+        assert f"warning: no Python file to analyse under {tmp_path}" in none.stderr, args

@@ -50,6 +50,7 @@ def _run_options(flags: RunFlags) -> Any:
         cache_dir=None if flags.no_cache else (flags.cache_dir or default_dir()),
         progress=progress,
         path_filter=PathFilter(tuple(flags.exclude), tuple(flags.include), not flags.no_ignore),
+        notify=_warn,
     )
 
 
