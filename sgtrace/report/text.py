@@ -56,7 +56,8 @@ def summary(result: FindResult) -> str:
     if result.reads is not None:
         parts.append(_count(len(result.reads), "read"))
     parts.append(
-        f"{stats.get('files', 0)} files scanned, {stats.get('matched', 0)} mention it, {stats.get('parsed', 0)} parsed"
+        f"{_count(stats.get('files', 0), 'file')} scanned, {stats.get('matched', 0)} mention it, "
+        f"{stats.get('parsed', 0)} parsed"
     )
     if result.errors:
         parts.append(_count(len(result.errors), "error"))
