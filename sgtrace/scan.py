@@ -261,7 +261,7 @@ def _statement_code(data: bytes, node: Any, statement: Any) -> str:
             break
     indent = statement.start_point[1]
     text = data[statement.start_byte : end].decode("utf-8", "replace").rstrip()
-    lines = text.split("\n")
+    lines = text.replace("\r\n", "\n").split("\n")  # a CRLF checkout reports the code as an LF one does
     return "\n".join([lines[0]] + [_dedent(line, indent) for line in lines[1:]])
 
 

@@ -130,3 +130,13 @@ def test_reads_and_deletes_are_classified() -> None:
 
 def test_other_attribute_names() -> None:
     assert writes("self.page_size = 1\nself.max_total_num_tokens = 2", "page_size") == [(1, "assign")]
+
+
+def test_a_crlf_file_reports_what_an_lf_file_does() -> None:
+    from sgtrace.scan import scan_file
+
+    lf = b"class A:\n    def f(self):\n        self.max_total_num_tokens = (1 +\n            2)\n"
+    crlf = lf.replace(b"\n", b"\r\n")
+    assert scan_file("m.py", crlf, "max_total_num_tokens") == scan_file("m.py", lf, "max_total_num_tokens")
+    [access] = scan_file("m.py", crlf, "max_total_num_tokens").accesses
+    assert access.code == "self.max_total_num_tokens = (1 +\n    2)"
