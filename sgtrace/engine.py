@@ -1,8 +1,9 @@
-"""Run the per-file scan over a tree: byte prefilter, cache, process pool.
+"""Run the per-file scan over a tree: byte prefilter, manifest, process pool.
 
 Reading a file costs microseconds and parsing it milliseconds, so a file is
-parsed only when its bytes contain the name, and only when the cache does not
-already hold its result.
+parsed only when its bytes contain the name, and only when the tree's manifest
+does not already hold its result; the files to parse go to the worker
+processes in batches while the rest of the tree is still being read.
 """
 
 from __future__ import annotations
