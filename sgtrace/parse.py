@@ -101,19 +101,16 @@ def matches(query_source: str, node: Any) -> list[dict[str, list[Any]]]:
     return [hit for _, hit in tree_sitter.QueryCursor(query(query_source)).matches(node)]
 
 
-def decode(data: bytes) -> str:
-    """Decode Python source as the interpreter would (BOM, ``coding:`` cookie, UTF-8).
+def source(data: bytes) -> tuple[str, bytes]:
+    """Python source decoded as the interpreter would (BOM, ``coding:`` cookie, UTF-8), and the UTF-8 bytes
+    tree-sitter parses (whose positions the records keep).
 
     Raises SyntaxError, LookupError or UnicodeDecodeError.
     """
-    return _decode(data)[0]
-
-
-def _decode(data: bytes) -> tuple[str, str]:
-    """The text and the encoding it was decoded from."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    return text.removeprefix("\ufeff"), encoding
+    text = data.decode(encoding).removeprefix("\ufeff")
+    # valid UTF-8 without a BOM is its own re-encoding: no need to encode the text again
+    return text, data if encoding == "utf-8" else text.encode("utf-8", "surrogatepass")
 
 
 def parse_tree(utf8: bytes) -> Any:
@@ -124,14 +121,12 @@ def parse_tree(utf8: bytes) -> Any:
 def parse(path: str, data: bytes) -> Parsed | FileError:
     """Parse *data*; a file that cannot be decoded at all becomes a FileError."""
     try:
-        text, encoding = _decode(data)
+        text, utf8 = source(data)
     except (SyntaxError, LookupError) as exc:
         return FileError(path, 1, f"cannot decode: {exc}")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return FileError(path, line, f"cannot decode: {exc.reason} ({exc.encoding})")
-    # valid UTF-8 without a BOM is its own re-encoding: no need to encode the text again
-    utf8 = data if encoding == "utf-8" else text.encode("utf-8", "surrogatepass")
     tree = _parser().parse(utf8)
     return Parsed(utf8, tree, _syntax_error(path, text, utf8, tree))
 

@@ -24,7 +24,7 @@ from sgtrace.discover import Listing
 from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
-from sgtrace.parse import decode, parse, parse_tree, read_bytes
+from sgtrace.parse import parse, parse_tree, read_bytes, source
 from sgtrace.records import Assignment, Body, ClassDef, Expr, Function, Outline
 
 
@@ -446,4 +446,4 @@ def is_test_module(module: str) -> bool:
 
 def cached_text(data: bytes) -> bytes:
     """The UTF-8 text tree-sitter parsed, without parsing (as :func:`sgtrace.parse.parse` makes it)."""
-    return decode(data).encode("utf-8", "surrogatepass")
+    return source(data)[1]
