@@ -155,9 +155,9 @@ def explain(
     observed_gb = _number(facts.get("kv_gb"))
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
-    statuses = _statuses(caps, facts, paths)
+    found = statuses(caps, facts, paths)
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env}
-    return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, statuses, missing)
+    return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, found, missing)
 
 
 def _statement(code: str) -> tuple[str, ast.expr | None]:
@@ -244,7 +244,7 @@ def _bool_op(node: ast.BoolOp, lookup: Callable[[str], Any]) -> Any:
     return value
 
 
-def _statuses(caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None) -> tuple[tuple[Cap, str, str], ...]:
+def statuses(caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None) -> tuple[tuple[Cap, str, str], ...]:
     """Each cap with its status for this run (see :func:`_status`)."""
     constants = paths.constants if paths is not None else {}
 

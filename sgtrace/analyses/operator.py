@@ -8,12 +8,13 @@ assembles the ledger and the what-if.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_of, solve, value_of
+from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_of, solve, statuses, value_of
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
 from sgtrace.analyses.logs import QUANTITIES, LogError, decode
 from sgtrace.analyses.reached import Paths
@@ -104,17 +105,8 @@ def build(
     known: dict[str, Any] = dict(facts(chosen)) if chosen else {}
     known.update(settings)
     status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known)}
-    result = explain(sites, caps, budget, known)
-    result = Explanation(
-        result.inputs,
-        result.steps,
-        result.kv_budget_gb,
-        result.observed_kv_gb,
-        result.observed_tokens,
-        result.bytes_per_token,
-        explain(sites, caps, budget, status_facts, paths).caps,
-        result.missing,
-    )
+    # the formula with what the run shows; the caps' statuses also with the release's defaults
+    result = dataclasses.replace(explain(sites, [], budget, known), caps=statuses(caps, status_facts, paths))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want)
