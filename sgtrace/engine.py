@@ -82,8 +82,8 @@ def scan_tree(
     remember = options.cache_dir is not None
     with _Parsing(attribute, options.jobs) as parsing:
         for item in listing.files:
-            stat = _stat(item) if remember and manifest.files else None  # a first run takes it from the open file
-            known = _known(manifest, item, stat, digest) if stat is not None else None
+            # a first run takes size and time from the open file, below
+            known = _known(manifest, item, _stat(item), digest) if remember and manifest.files else None
             if known is not None:
                 learnt[item.abspath] = known
                 if tree is not None:
@@ -141,7 +141,7 @@ def _tree_name(attribute: str, listing: Listing, path_filter: PathFilter) -> str
 
 def _known(manifest: Manifest, item: SourceFile, stat: tuple[int, int], digest: bool) -> list[Any] | None:
     """What an earlier run learnt of an unchanged file (with its content digest, when one is wanted)."""
-    known = manifest.known(item.abspath, *stat) if manifest.files else None
+    known = manifest.known(item.abspath, *stat)
     return known if known is not None and (known[3] or not digest) else None
 
 

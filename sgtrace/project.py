@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -347,6 +347,13 @@ class Project:
     def mro(self, cls: str) -> list[str]:
         """C3 linearisation, within the tree (external bases end the walk)."""
         return list(_mro(self, cls))
+
+    def mro_definitions(self, cls: str) -> Iterator[tuple[str, Module, ClassDef]]:
+        """(name, module, definition) of each class of the MRO that the tree defines, in MRO order."""
+        for klass in self.mro(cls):
+            definition = self.class_def(klass)
+            if definition is not None:
+                yield klass, *definition
 
     def subclasses(self, cls: str) -> frozenset[str]:
         """Every class in the tree that inherits from *cls*, directly or not."""

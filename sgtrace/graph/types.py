@@ -191,11 +191,7 @@ class Types:
 
     def _class_attribute(self, owner: str, name: str, depth: int) -> frozenset[str]:
         found: set[str] = set()
-        for klass in self.project.mro(owner):
-            definition = self.project.class_def(klass)
-            if definition is None:
-                continue
-            module, cls = definition
+        for klass, module, cls in self.project.mro_definitions(owner):
             for field in cls.fields:
                 if field.name == name:
                     found |= self.subclass_closure(module, field.annotation) if field.annotation else frozenset()
@@ -343,11 +339,7 @@ class Types:
 
     def _attribute(self, owner: str, name: str, depth: int) -> frozenset[str]:
         found: set[str] = set()
-        for klass in self.project.mro(owner):
-            definition = self.project.class_def(klass)
-            if definition is None:
-                continue
-            module, cls = definition
+        for klass, module, cls in self.project.mro_definitions(owner):
             for field in cls.fields:
                 if field.name == name and field.annotation:
                     found |= self.classes(module, field.annotation)
