@@ -6,9 +6,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sgtrace.discover import Listing, RootError, discover
+from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
 from sgtrace.identifiers import IdentifierIndex
@@ -20,6 +20,7 @@ from sgtrace.model import (
     FileError,
     FindQuery,
     FindResult,
+    Limits,
     Site,
     SourceFile,
     TraceQuery,
@@ -54,7 +55,11 @@ class InputError(Exception):
 
 
 def resolve_targets(
-    targets: Sequence[str], cache_dir: Path | None, notify: Callable[[str], None], git: str | None = None
+    targets: Sequence[str],
+    cache_dir: Path | None,
+    notify: Callable[[str], None],
+    git: str | None = None,
+    limits: Limits = Limits(),
 ) -> list[Target]:
     """Resolve PATH|SPEC arguments (none: the embedded default; revisions with *git*), telling *notify*."""
     from sgtrace.cache import default_dir
@@ -64,7 +69,7 @@ def resolve_targets(
     wanted: list[str | None] = list(targets) or [None]
     for text in wanted:
         try:
-            target = resolve(text, fetch_dir, git)
+            target = resolve(text, fetch_dir, git, limits)
         except FetchError as exc:
             raise InputError(str(exc)) from exc
         if target.note:
@@ -83,10 +88,13 @@ def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> Fi
 def _discover(target: Target, options: RunOptions) -> Listing:
     """The files of a tree that the run analyses, named as Python imports them (a folder with none is said)."""
     try:
-        listing = discover(target.path, options.path_filter)
-    except RootError as exc:
+        listing = discover(target.path, options.path_filter, options.limits)
+    except (RootError, PatternError) as exc:
         raise InputError(str(exc)) from exc
-    if not listing.files and options.notify is not None and Path(target.path).is_dir():
+    if options.notify is not None:
+        for note in listing.notes:
+            options.notify(note)
+    if not listing.files and not listing.errors and options.notify is not None and Path(target.path).is_dir():
         options.notify(
             f"warning: no Python file to analyse under {target.display} "
             "(a checkout's .gitignore, --exclude and --include choose them; --no-ignore reads past .gitignore)"
@@ -208,7 +216,8 @@ def _prepare(
 
     found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
     extras = ("reach",) * reach + ("strict-types",) * query.strict_types
-    entry = key(digest, "graph", query.attribute, str(query.max_nodes), *query.knob_receivers, *extras)
+    bound = f"depth={options.limits.depth}"
+    entry = key(digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras)
     return _Prepared(query, target, listing, found, entry, reach, contents, built[0] if built else None)
 
 
@@ -220,7 +229,10 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     from sgtrace.project import Project
 
     query, found = prepared.query, prepared.found
-    project = Project(prepared.listing, JsonCache(options.cache_dir, "index"), prepared.contents, prepared.identifiers)
+    project = Project(
+        prepared.listing, JsonCache(options.cache_dir, "index"), prepared.contents, prepared.identifiers,
+        options.limits.depth,
+    )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)
     graph = None
@@ -235,12 +247,23 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
             with_reach=prepared.reach, strict=query.strict_types,
         )  # fmt: skip
         graph = slicer.graph
-        graph.graph.update(attribute=query.attribute, truncated=slicer.truncated)
+        # the files the slice could not read are part of the answer: a cached graph says them too
+        met = [[e.path, e.line, e.message] for e in project.errors]
+        graph.graph.update(attribute=query.attribute, truncated=slicer.truncated, errors=met)
         store.put(prepared.entry, to_data(graph))
-    errors = sorted({*found.errors, *project.errors}, key=lambda e: (e.path, e.line, e.message))
+    errors = sorted({*found.errors, *_graph_errors(graph)}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))
     return TraceResult(query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed)
+
+
+def _graph_errors(graph: Any) -> list[FileError]:
+    """The files the slice met but could not read, as the graph records them."""
+    found = []
+    for item in graph.graph.get("errors") or ():
+        if isinstance(item, list) and len(item) == 3:
+            found.append(FileError(str(item[0]), int(item[1]), str(item[2])))
+    return found
 
 
 def caps(
@@ -261,7 +284,7 @@ def caps(
         try:
             sites = tuple(from_json(s, BudgetSite) for s in cached["sites"])
             found = tuple(from_json(c, Cap) for c in cached["caps"])
-            errors = prepared.found.errors
+            errors = tuple(from_json(e, FileError) for e in cached["errors"])
             return CapsResult(
                 query.attribute, budget, target.display, sites, found, errors, bool(cached["truncated"]),
                 prepared.found.shadowed,
@@ -269,7 +292,10 @@ def caps(
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached caps: {exc}", file=sys.stderr)
     result = _caps(_traced(prepared, options), budget)
-    store.put(entry, {"sites": result.budget_sites, "caps": result.caps, "truncated": result.truncated})
+    store.put(
+        entry,
+        {"sites": result.budget_sites, "caps": result.caps, "truncated": result.truncated, "errors": result.errors},
+    )
     return result
 
 

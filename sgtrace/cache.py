@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sgtrace import __version__
+from sgtrace.cachedir import claim, real_folder, refusal
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
@@ -57,7 +57,7 @@ class TreeDigest:
 
     def add_digest(self, module: str, content: bytes) -> None:
         """Add one module's name and the digest of its content, taken earlier."""
-        self._digest.update(module.encode("utf-8") + b"\0" + content)
+        self._digest.update(module.encode("utf-8", "surrogateescape") + b"\0" + content)
 
     def digest(self) -> bytes:
         """The digest so far."""
@@ -85,7 +85,7 @@ class Manifest:
 
     def __init__(self, directory: Path | None, name: str) -> None:
         self.store = JsonCache(directory, "manifest")
-        self.entry = key(name.encode("utf-8"), "manifest")
+        self.entry = key(name.encode("utf-8", "surrogateescape"), "manifest")  # paths may hold bytes not UTF-8
         self.written = 0
         self.files: dict[str, list[Any]] = {}
         self.scans: dict[str, Any] = {}
@@ -146,11 +146,19 @@ _RECORD_FIELDS: dict[type, tuple[str, ...]] = {}
 _MADE: set[Path] = set()
 
 
+#: Cache folders refused in this process (each is said once).
+_REFUSED: set[Path] = set()
+
+
 class JsonCache:
-    """JSON documents under ``<dir>/<kind>/``, by key; a no-op when *directory* is None."""
+    """JSON documents under ``<dir>/<kind>/``, by key; a no-op when *directory* is None or not sgtrace's cache."""
 
     def __init__(self, directory: Path | None, kind: str = "index") -> None:
-        self.directory = directory / kind if directory is not None else None
+        self.top = directory
+        self.directory = directory / kind if directory is not None and _usable(directory) else None
+        if self.directory is not None and self.directory.is_symlink():
+            _not_through(self.directory)
+            self.directory = None
 
     def _path(self, entry_key: str) -> Path:
         assert self.directory is not None
@@ -163,7 +171,7 @@ class JsonCache:
             return None
         location = self._path(entry_key)
         try:
-            raw = location.read_bytes()
+            raw = _read(location)
         except OSError:
             return None
         try:
@@ -171,8 +179,9 @@ class JsonCache:
             if not isinstance(payload, dict) or payload.get("key") != entry_key or payload.get("schema") != SCHEMA:
                 raise ValueError("not an entry for this key")
             return payload["data"]
-        except (ValueError, KeyError) as exc:
-            print(f"sgtrace: warning: ignoring damaged cache entry {location}: {exc}", file=sys.stderr)
+        except (ValueError, KeyError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the stack
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            print(f"sgtrace: warning: ignoring damaged cache entry {location}: {reason}", file=sys.stderr)
             return None
 
     def put(self, entry_key: str, data: Any) -> None:
@@ -185,6 +194,10 @@ class JsonCache:
         try:
             if location.parent not in _MADE:
                 location.parent.mkdir(parents=True, exist_ok=True)
+                if self.top is not None and not real_folder(location.parent, self.top):
+                    _not_through(location.parent)
+                    self.directory = None
+                    return
                 _MADE.add(location.parent)
             try:
                 fd, tmp = tempfile.mkstemp(dir=location.parent, suffix=".tmp")
@@ -223,29 +236,39 @@ def _access(item: object) -> Access:
     return Access(**item)
 
 
+def _usable(directory: Path) -> bool:
+    """Whether *directory* is sgtrace's cache (see :mod:`sgtrace.cachedir`); a refusal is said once."""
+    if claim(directory):
+        return True
+    if directory not in _REFUSED:
+        _REFUSED.add(directory)
+        print(f"sgtrace: warning: {refusal(directory)}; running without a cache", file=sys.stderr)
+    return False
+
+
+def _not_through(link: Path) -> None:
+    print(f"sgtrace: warning: not writing through a symbolic link in the cache: {link}", file=sys.stderr)
+
+
+def _read(location: Path) -> bytes:
+    """An entry's bytes; an entry that is a symbolic link is not followed (OSError)."""
+    with os.fdopen(os.open(location, os.O_RDONLY | os.O_NOFOLLOW), "rb") as stream:
+        return stream.read()
+
+
 def usage(directory: Path) -> dict[str, tuple[int, int]]:
-    """Entries and bytes under each part of a cache directory (scan, index, graph, releases)."""
+    """Entries and bytes under each part of a cache directory (manifest, index, graph...), links not followed."""
     found: dict[str, tuple[int, int]] = {}
     if not directory.is_dir():
         return found
-    for part in sorted(p for p in directory.iterdir() if p.is_dir()):
-        files = [f for f in part.rglob("*") if f.is_file()]
-        found[part.name] = (len(files), sum(f.stat().st_size for f in files))
+    for part in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):
+        files = sizes = 0
+        for folder, _, names in os.walk(part):
+            for name in names:
+                try:
+                    sizes += os.lstat(os.path.join(folder, name)).st_size
+                except OSError:
+                    continue
+                files += 1
+        found[part.name] = (files, sizes)
     return found
-
-
-def clear(directory: Path, keep: tuple[str, ...] = ()) -> int:
-    """Remove the cache's parts except *keep*; return the number of files removed."""
-    removed = 0
-    if not directory.is_dir():
-        return 0
-    for part in directory.iterdir():
-        if part.name in keep:
-            continue
-        if part.is_dir():
-            removed += sum(1 for f in part.rglob("*") if f.is_file())
-            shutil.rmtree(part, ignore_errors=True)
-        else:
-            part.unlink(missing_ok=True)
-            removed += 1
-    return removed

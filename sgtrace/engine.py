@@ -16,7 +16,7 @@ from typing import Any
 
 from sgtrace.cache import Manifest, TreeDigest, encode_scan, key
 from sgtrace.discover import Listing
-from sgtrace.model import FileError, FileScan, PathFilter, SourceFile
+from sgtrace.model import FileError, FileScan, Limits, PathFilter, SourceFile
 from sgtrace.parse import read_file
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
@@ -39,6 +39,8 @@ class RunOptions:
     path_filter: PathFilter = PathFilter()
     #: Told warnings about the input (a folder with no Python file to analyse); None for silence.
     notify: Callable[[str], None] | None = field(default=None, compare=False)
+    #: Bounds on what the run reads and keeps.
+    limits: Limits = Limits()
 
 
 @dataclass(frozen=True, slots=True)

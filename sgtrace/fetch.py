@@ -21,6 +21,10 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import IO
+
+from sgtrace.cachedir import claim, refusal
+from sgtrace.model import Limits
 
 #: ``name==version``, as pip spells a pinned requirement.
 SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
@@ -47,33 +51,41 @@ def is_spec(text: str) -> bool:
     return SPEC.match(text) is not None and not os.path.exists(text)
 
 
-def release_dir(spec: str, cache_dir: Path) -> Path:
+def release_dir(spec: str, cache_dir: Path, limits: Limits = Limits()) -> Path:
     """The unpacked source of *spec*, fetching it with pip on first use."""
     match = SPEC.match(spec)
     if match is None:
         raise FetchError(f"not a release spec (expected NAME==VERSION): {spec}")
-    final = cache_dir / "releases" / f"{match['name'].lower()}-{match['version']}"
+    final = _entry(cache_dir, f"{match['name'].lower()}-{match['version']}")
     if final.is_dir():
         return final
-    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=_ensure(cache_dir / "releases")))
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=_ensure(cache_dir)))
     try:
         wheel = _download(spec, work / "download")
-        return _unpack_into(wheel, work / "tree", final)
+        return _unpack_into(wheel, work / "tree", final, limits.unpacked_bytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def wheel_dir(wheel: Path, cache_dir: Path) -> Path:
+def wheel_dir(wheel: Path, cache_dir: Path, limits: Limits = Limits()) -> Path:
     """The unpacked source of a local wheel file (for offline machines)."""
     digest = hashlib.blake2b(wheel.read_bytes(), digest_size=10).hexdigest()
-    final = cache_dir / "releases" / f"{wheel.stem}-{digest}"
+    final = _entry(cache_dir, f"{wheel.stem}-{digest}")
     if final.is_dir():
         return final
-    work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=_ensure(cache_dir / "releases")))
+    work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=_ensure(cache_dir)))
     try:
-        return _unpack_into(wheel, work / "tree", final)
+        return _unpack_into(wheel, work / "tree", final, limits.unpacked_bytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _entry(cache_dir: Path, name: str) -> Path:
+    """Where an unpacked tree lives in the cache; an entry that is a symbolic link is refused, not followed."""
+    final = cache_dir / "releases" / name
+    if final.is_symlink() or (cache_dir / "releases").is_symlink():
+        raise FetchError(f"the cache entry {final} is a symbolic link: not used (remove it)")
+    return final
 
 
 def installed_package(name: str) -> Path | None:
@@ -87,7 +99,11 @@ def installed_package(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _ensure(directory: Path) -> Path:
+def _ensure(cache_dir: Path) -> Path:
+    """The cache's ``releases`` folder, made if needed, in a folder that is sgtrace's cache."""
+    directory = cache_dir / "releases"
+    if not claim(cache_dir):
+        raise FetchError(refusal(cache_dir))
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -95,18 +111,42 @@ def _ensure(directory: Path) -> Path:
     return directory
 
 
+#: Seconds one pip or git process may take before it is stopped (a download of the newest SGLang wheel
+#: takes a few seconds; a registry that stops answering must not hang a CI job).
+SUBPROCESS_TIMEOUT = 600.0
+
+
+def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run a helper process (pip, git) so that nothing of the folder sgtrace runs in, or of the tree, is run.
+
+    It starts in *cwd* (a folder sgtrace made), with no input, within SUBPROCESS_TIMEOUT. Python is
+    started isolated (``-I``: neither the current folder nor the script's is put on ``sys.path``, no
+    user site, no ``PYTHON*`` variables), so a ``pip.py``, ``sitecustomize.py`` or ``usercustomize.py``
+    lying where sgtrace was started is never imported.
+    """
+    name = Path(command[0]).name
+    try:
+        return subprocess.run(
+            command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, timeout=SUBPROCESS_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        raise FetchError(f"{name} did not finish within {SUBPROCESS_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise FetchError(f"cannot run {name}: {exc.strerror}") from exc
+
+
 def _download(spec: str, target: Path) -> Path:
     last = ""
     for extra in _PLATFORM_RETRIES:
         command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+            sys.executable, "-I", "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
             "--disable-pip-version-check", "--no-input", "--quiet", "--dest", str(target), *extra, spec,
         ]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        proc = _run(command, target.parent)
         wheels = sorted(target.glob("*.whl")) if target.is_dir() else []
         if proc.returncode == 0 and wheels:
             return wheels[0]
-        last = _pip_error(proc.stderr) or f"pip exited with code {proc.returncode}"
+        last = _pip_error(proc.stderr.decode("utf-8", "replace")) or f"pip exited with code {proc.returncode}"
     if "no matching distribution" in last.lower() or "could not find a version" in last.lower():
         last += " (sgtrace takes wheels only: building an sdist would run its code; pass a .whl or a directory)"
     raise FetchError(f"cannot fetch {spec}: {last}")
@@ -118,24 +158,63 @@ def _pip_error(stderr: str) -> str:
     return (errors or lines or [""])[-1]
 
 
-def _unpack_into(wheel: Path, tree: Path, final: Path) -> Path:
+def _unpack_into(wheel: Path, tree: Path, final: Path, most: int) -> Path:
+    """Unpack the wheel's ``.py`` files, at most *most* bytes in all (counted as written, not as declared)."""
+    budget = _Budget(most, wheel.name)
     try:
         with zipfile.ZipFile(wheel) as archive:
             for member in archive.infolist():
                 relative = _safe_member(member)
                 if relative is None:
                     continue
+                budget.declare(member.file_size)
                 destination = tree.joinpath(*relative.parts)
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(member) as source, open(destination, "wb") as sink:
-                    shutil.copyfileobj(source, sink)
+                    _copy(source, sink, budget)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise FetchError(f"cannot unpack {wheel.name}: {exc}") from exc
+    return _publish(tree, final)
+
+
+def _copy(source: IO[bytes], sink: IO[bytes], budget: _Budget) -> None:
+    """Copy a member's bytes, counting them against the budget as they come."""
+    while chunk := source.read(1 << 20):
+        budget.spend(len(chunk))
+        sink.write(chunk)
+
+
+class _Budget:
+    """Bytes an archive may unpack to; past them, one clear error (a small archive can expand a thousandfold)."""
+
+    def __init__(self, most: int, name: str) -> None:
+        self.left, self.most, self.name = most, most, name
+
+    def declare(self, size: int) -> None:
+        """A member's declared size, checked before any byte of it is written."""
+        if size > self.left:
+            self._exceeded()
+
+    def spend(self, size: int) -> None:
+        """Bytes actually written (a member may declare less than it holds)."""
+        self.left -= size
+        if self.left < 0:
+            self._exceeded()
+
+    def _exceeded(self) -> None:
+        raise FetchError(
+            f"{self.name} unpacks to more than {self.most / (1 << 20):.0f} MiB of source "
+            "(--max-unpacked-size raises the bound)"
+        )
+
+
+def _publish(tree: Path, final: Path) -> Path:
+    """Move an unpacked tree into the cache by rename, so that a partial tree is never seen."""
     tree.mkdir(parents=True, exist_ok=True)
     try:
         os.rename(tree, final)
     except OSError:
-        if not final.is_dir():  # another process may have won the race; else it is a real failure
+        if not final.is_dir() or final.is_symlink():  # another process may have won the race; else a real failure
             raise FetchError(f"cannot move the unpacked tree into {final}") from None
     return final
 
@@ -162,14 +241,15 @@ def _kept(path: PurePosixPath) -> bool:
     return path.suffix == ".py" or path.name in ("pyproject.toml", "setup.cfg")
 
 
-def git_tree(repository: str, revision: str, cache_dir: Path) -> Path:
+def git_tree(repository: str, revision: str, cache_dir: Path, limits: Limits = Limits()) -> Path:
     """The ``.py`` and packaging files of *repository* at *revision* (``git archive``), unpacked into the cache once."""
     sha = _git(repository, "rev-parse", "--verify", f"{revision}^{{commit}}").decode().strip()
-    final = cache_dir / "releases" / f"git-{sha}-{_GIT_LAYOUT}"
+    final = _entry(cache_dir, f"git-{sha}-{_GIT_LAYOUT}")
     if final.is_dir():
         return final
     archive = _git(repository, "archive", "--format=tar", sha)
-    work = Path(tempfile.mkdtemp(prefix=".git-", dir=_ensure(cache_dir / "releases")))
+    work = Path(tempfile.mkdtemp(prefix=".git-", dir=_ensure(cache_dir)))
+    budget = _Budget(limits.unpacked_bytes, f"{revision} of {repository}")
     try:
         tree = work / "tree"
         with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
@@ -180,25 +260,18 @@ def git_tree(repository: str, revision: str, cache_dir: Path) -> Path:
                 source = bundle.extractfile(member)
                 if source is None:
                     continue
+                budget.spend(member.size)
                 destination = tree.joinpath(*path.parts)
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 destination.write_bytes(source.read())
-        tree.mkdir(parents=True, exist_ok=True)
-        try:
-            os.rename(tree, final)
-        except OSError:
-            if not final.is_dir():
-                raise FetchError(f"cannot move the tree of {revision} into {final}") from None
-        return final
+        return _publish(tree, final)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _git(repository: str, *arguments: str) -> bytes:
-    try:
-        proc = subprocess.run(["git", "-C", repository, *arguments], capture_output=True, stdin=subprocess.DEVNULL)
-    except OSError as exc:
-        raise FetchError(f"cannot run git: {exc.strerror}") from exc
+    with tempfile.TemporaryDirectory(prefix="sgtrace-git-") as scratch:
+        proc = _run(["git", "-C", os.path.abspath(repository), *arguments], Path(scratch))
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise FetchError(f"git {arguments[0]} failed in {repository}: {message[-1] if message else proc.returncode}")

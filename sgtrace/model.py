@@ -23,11 +23,12 @@ READ_KINDS = ("read", "getattr")
 
 
 class ExitCode(enum.IntEnum):
-    """Process exit codes, as grep uses them."""
+    """Process exit codes, as grep uses them; an internal error (a bug of sgtrace's) has its own."""
 
     FOUND = 0
     NOT_FOUND = 1
     ERROR = 2
+    INTERNAL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,20 @@ class PathFilter:
     include: tuple[str, ...] = ()
     #: Whether ``.gitignore`` files (and ``.git/info/exclude``) of a git checkout are honoured.
     gitignore: bool = True
+    #: Whether symbolic links leading out of the root are followed (inside ones always are, once).
+    follow_links: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what one run reads and keeps, so that no input can take unbounded time, memory or output."""
+
+    #: Bytes of one file analysed; a larger one is a per-file error ("too large").
+    file_bytes: int = 10 * 1024 * 1024
+    #: Bytes unpacked from one wheel or git revision (the ``.py`` and packaging files kept).
+    unpacked_bytes: int = 1024 * 1024 * 1024
+    #: Nesting of one expression or block that is analysed; deeper is a per-file error.
+    depth: int = 200
 
 
 @dataclass(frozen=True, slots=True)

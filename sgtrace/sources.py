@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from sgtrace.discover import printable
 from sgtrace.fetch import git_tree, installed_package, is_spec, release_dir, wheel_dir
+from sgtrace.model import Limits
 
 #: The package analysed when no path is given, if it is installed.
 DEFAULT_PACKAGE = "sglang"
@@ -29,20 +31,20 @@ def sample_tree() -> Path:
     return Path(str(resources.files("sgtrace") / "sample"))
 
 
-def resolve(target: str | None, cache_dir: Path, git: str | None = None) -> Target:
+def resolve(target: str | None, cache_dir: Path, git: str | None = None, limits: Limits = Limits()) -> Target:
     """Turn the command line's PATH|SPEC (or its absence, or a revision of *git*) into a tree on disk.
 
     Raises FetchError for a spec or revision that cannot be fetched.
     """
     if git is not None and target is not None:
-        return Target(str(git_tree(git, target, cache_dir)), f"{target}")
+        return Target(str(git_tree(git, target, cache_dir, limits)), printable(target))
     if target is None:
         return _default()
     if is_spec(target):
-        return Target(str(release_dir(target, cache_dir)), target)
+        return Target(str(release_dir(target, cache_dir, limits)), target)
     if target.endswith(".whl") and Path(target).is_file():
-        return Target(str(wheel_dir(Path(target), cache_dir)), target)
-    return Target(target, target)
+        return Target(str(wheel_dir(Path(target), cache_dir, limits)), printable(target))
+    return Target(target, printable(target))
 
 
 def _default() -> Target:

@@ -24,7 +24,8 @@ MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
 
 def sarif_schema() -> dict[str, Any]:
     """The schema, as a dict."""
-    target = cache_dir() / "sarif-2.1.0-rtm.5.json"
+    # beside the releases' cache, not in it: that folder is sgtrace's own cache, which holds only its parts
+    target = cache_dir().with_name(cache_dir().name + "-schemas") / "sarif-2.1.0-rtm.5.json"
     if not target.is_file():
         _fetch(target)
     schema: dict[str, Any] = json.loads(target.read_text())

@@ -68,7 +68,7 @@ def test_a_broken_download_or_unpack_leaves_nothing_behind(tmp_path: Path, monke
     def broken_copy(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fetch.shutil, "copyfileobj", broken_copy)
+    monkeypatch.setattr(fetch, "_copy", broken_copy)
     with pytest.raises(fetch.FetchError):
         fetch.wheel_dir(wheel, tmp_path / "cache")
     assert [p.name for p in (tmp_path / "cache" / "releases").iterdir()] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -13,7 +14,10 @@ from typing import Any
 import click
 
 from sgtrace import __version__
-from sgtrace.model import ExitCode
+from sgtrace.model import ExitCode, Limits
+
+#: The deepest --max-depth allowed: each level is a few frames of Python's stack (see cli.main).
+MAX_DEPTH = 1000
 
 
 def _warn(message: str) -> None:
@@ -28,7 +32,7 @@ def _attribute(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RunFlags:
-    """The options every analysis shares: parallelism, cache, scope, debugging."""
+    """The options every analysis shares: parallelism, cache, scope, bounds, debugging."""
 
     jobs: int | None
     cache_dir: Path | None
@@ -37,6 +41,35 @@ class RunFlags:
     exclude: tuple[str, ...]
     include: tuple[str, ...]
     no_ignore: bool
+    follow_links: bool
+    max_file_size: int
+    max_unpacked_size: int
+    max_depth: int
+
+    @property
+    def limits(self) -> Limits:
+        """The bounds these flags set."""
+        return Limits(file_bytes=self.max_file_size, unpacked_bytes=self.max_unpacked_size, depth=self.max_depth)
+
+
+class ByteSize(click.ParamType):  # type: ignore[type-arg]
+    """A size in bytes: ``10MB``, ``512KiB``, ``2G``, or a plain number of bytes."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "t": 1000**4}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*", str(value), re.IGNORECASE)
+        if match is None:
+            self.fail(f"{value!r} is not a size (examples: 10MB, 512KiB, 2G, 1048576)", param, ctx)
+        number, unit, binary = match.groups()
+        scale = 1024 ** "kmgt".index(unit.lower()) * 1024 if binary and unit else self._UNITS[unit.lower()]
+        size = int(float(number) * scale)
+        if size < 1:
+            self.fail(f"{value!r} is not a positive size", param, ctx)
+        return size
 
 
 def _run_options(flags: RunFlags) -> Any:
@@ -49,8 +82,9 @@ def _run_options(flags: RunFlags) -> Any:
         jobs=flags.jobs,
         cache_dir=None if flags.no_cache else (flags.cache_dir or default_dir()),
         progress=progress,
-        path_filter=PathFilter(tuple(flags.exclude), tuple(flags.include), not flags.no_ignore),
+        path_filter=PathFilter(tuple(flags.exclude), tuple(flags.include), not flags.no_ignore, flags.follow_links),
         notify=_warn,
+        limits=flags.limits,
     )
 
 
@@ -110,7 +144,7 @@ def _one_tree(target: str | None, flags: RunFlags) -> tuple[Any, Any]:
     from sgtrace import api
 
     options = _run_options(flags)
-    return api.resolve_targets([target] if target else [], options.cache_dir, _warn)[0], options
+    return api.resolve_targets([target] if target else [], options.cache_dir, _warn, None, options.limits)[0], options
 
 
 def _trace_inputs(attribute: str, target: str | None, max_nodes: int, strict_types: bool, flags: RunFlags) -> Any:
@@ -149,7 +183,7 @@ def _guarded(debug: bool, run: Any) -> Any:
         if debug:
             raise
         _warn(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        sys.exit(ExitCode.ERROR)
+        sys.exit(ExitCode.INTERNAL)
 
 
 #: --cache-dir, as every command that touches the cache spells it.
@@ -178,6 +212,15 @@ def _run_flags(function: Callable[..., Any]) -> Any:
         click.option("--include", multiple=True, metavar="GLOB",
                      help="Analyse only the .py files matching this pattern (repeatable)."),
         click.option("--no-ignore", is_flag=True, help="Do not honour .gitignore files in a git checkout."),
+        click.option("--follow-links", is_flag=True,
+                     help="Follow symbolic links that lead out of the tree (by default only those inside it)."),
+        click.option("--max-file-size", type=ByteSize(), default="10MB", show_default=True,
+                     help="Larger files are reported as too large, not read."),
+        click.option("--max-unpacked-size", type=ByteSize(), default="1GiB", show_default=True,
+                     help="Most source a wheel or git revision may unpack to."),
+        click.option("--max-depth", type=click.IntRange(min=10, max=MAX_DEPTH), default=Limits().depth,
+                     show_default=True, help="Levels of nested blocks and expressions analysed; deeper is a "
+                     "per-file error."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per CPU)."),
         CACHE_DIR_OPTION,
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),

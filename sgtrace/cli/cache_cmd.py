@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from sgtrace.cli.base import (
     CACHE_DIR_OPTION,
+    _warn,
     cli,
 )
+from sgtrace.model import ExitCode
 
 
 @cli.group(name="cache")
@@ -42,9 +45,14 @@ def cache_info(cache_dir: Path | None) -> None:
 @CACHE_DIR_OPTION
 @click.option("--keep-releases", is_flag=True, help="Keep fetched releases (they cost a download).")
 def cache_clear(cache_dir: Path | None, keep_releases: bool) -> None:
-    """Empty the cache."""
-    from sgtrace.cache import clear, default_dir
+    """Empty the cache: only what sgtrace wrote, in a folder that carries sgtrace's CACHEDIR.TAG."""
+    from sgtrace.cache import default_dir
+    from sgtrace.cachedir import NotACache, clear
 
     directory = cache_dir or default_dir()
-    removed = clear(directory, ("releases",) if keep_releases else ())
+    try:
+        removed = clear(directory, ("releases",) if keep_releases else ())
+    except NotACache as exc:
+        _warn(f"error: {exc}")
+        sys.exit(ExitCode.ERROR)
     click.echo(f"removed {removed} files from {directory}")

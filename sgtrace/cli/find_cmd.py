@@ -62,7 +62,7 @@ def find(
 
     def run() -> Any:
         options = _run_options(flags)
-        resolved = api.resolve_targets(targets, options.cache_dir, _warn)
+        resolved = api.resolve_targets(targets, options.cache_dir, _warn, None, options.limits)
         return api.find(api.FindQuery(attribute, names=names, reads=reads), resolved, options)
 
     result = _guarded(flags.debug, run)

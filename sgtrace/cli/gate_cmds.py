@@ -113,7 +113,7 @@ def diff(
 
     def run() -> Any:
         options = _run_options(flags)
-        before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository)
+        before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository, options.limits)
         return api.diff(_query(attribute, max_nodes, strict_types), budget, before, after, options)
 
     before, after, result = _guarded(flags.debug, run)

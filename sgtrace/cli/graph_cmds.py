@@ -156,8 +156,12 @@ def _render(dot_text: str, image: str, output: Path) -> None:
         _warn("error: Graphviz is not installed (no 'dot' on PATH); install it (e.g. apt-get install graphviz) "
               "or write DOT with --dot -o FILE.dot")  # fmt: skip
         sys.exit(ExitCode.ERROR)
-    proc = subprocess.run([program, f"-T{image}", "-o", str(output)], input=dot_text, text=True,
-                          capture_output=True, check=False)  # fmt: skip
+    try:
+        proc = subprocess.run([program, f"-T{image}", "-o", str(output)], input=dot_text, text=True,
+                              capture_output=True, check=False, timeout=600)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        _warn("error: dot did not finish within 600 s (--upstream N draws a smaller graph)")
+        sys.exit(ExitCode.ERROR)
     if proc.returncode != 0:
         _warn(f"error: dot failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
         sys.exit(ExitCode.ERROR)

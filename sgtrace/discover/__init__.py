@@ -6,6 +6,8 @@ in the tree. Nothing in the tree is imported or run; configuration files are
 read as data.
 """
 
+from sgtrace.discover.ignore import PatternError
+from sgtrace.discover.naming import printable
 from sgtrace.discover.walk import Listing, RootError, discover
 
-__all__ = ["Listing", "RootError", "discover"]
+__all__ = ["Listing", "PatternError", "RootError", "discover", "printable"]

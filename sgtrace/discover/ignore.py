@@ -33,8 +33,10 @@ class Ignorer:
     """Answers "is this path left out?" for the paths under one root, loading ``.gitignore`` files as it goes."""
 
     def __init__(self, top: Path, path_filter: PathFilter) -> None:
-        self.exclude = _compile(path_filter.exclude) if path_filter.exclude else None
-        self.include = _compile(path_filter.include) if path_filter.include else None
+        self.exclude = _patterns(path_filter.exclude, "--exclude") if path_filter.exclude else None
+        self.include = _patterns(path_filter.include, "--include") if path_filter.include else None
+        #: Lines of ignore files that git itself ignores, said once each.
+        self.warnings: list[str] = []
         self.checkout = git_top(top) if path_filter.gitignore else None
         #: (folder relative to the root, or a path prefix reaching the root from above, spec)
         self.specs: dict[tuple[str, ...], GitIgnoreSpec] = {}
@@ -50,20 +52,42 @@ class Ignorer:
     def _load_above(self, top: Path, checkout: Path) -> None:
         """The checkout's ``info/exclude`` and the ``.gitignore`` files between its top and the root."""
         reach = top.relative_to(checkout).parts
-        exclude = _spec(checkout / ".git" / "info" / "exclude")
+        exclude = self._spec(checkout / ".git" / "info" / "exclude", ".git/info/exclude")
         if exclude is not None:
             self.above.append((reach, exclude))
         for depth in range(len(reach)):
-            spec = _spec(checkout.joinpath(*reach[:depth], ".gitignore"))
+            spec = self._spec(checkout.joinpath(*reach[:depth], ".gitignore"), "/".join((*reach[:depth], ".gitignore")))
             if spec is not None:
                 self.above.append((reach[depth:], spec))
 
-    def enter(self, rel: tuple[str, ...], directory: str) -> None:
+    def enter(self, rel: tuple[str, ...], ignore_file: str) -> None:
         """Read the ``.gitignore`` of a folder about to be listed (inside a checkout)."""
         if self.checkout is not None:
-            spec = _spec(Path(directory) / ".gitignore")
+            spec = self._spec(Path(ignore_file), "/".join((*rel, ".gitignore")))
             if spec is not None:
                 self.specs[rel] = spec
+
+    def _spec(self, path: Path, shown: str) -> GitIgnoreSpec | None:
+        """An ignore file's patterns; a line git would ignore is left out, with a warning."""
+        try:
+            if not path.is_file():
+                return None  # missing, or not a regular file (a FIFO would block the read)
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read(_MOST).splitlines()
+        except OSError:
+            return None
+        try:
+            return _compile(lines)
+        except ValueError:  # pathspec refuses what git passes over: `[z-a]`, `!`, a trailing backslash
+            kept = []
+            for number, line in enumerate(lines, 1):
+                try:
+                    _compile([line])
+                except ValueError:
+                    self.warnings.append(f"warning: {shown}:{number}: pattern {line!r} ignored, as git ignores it")
+                    continue
+                kept.append(line)
+            return _compile(kept)
 
     def skips_dir(self, rel: tuple[str, ...]) -> bool:
         """Whether a folder (path parts below the root) is left out with all it holds.
@@ -106,18 +130,34 @@ def _decide(spec: GitIgnoreSpec, path: str, decision: bool | None) -> bool | Non
     return decision if result is None else result
 
 
-def _spec(path: Path) -> GitIgnoreSpec | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return _compile(text.splitlines())
+#: Bytes of one ignore file read (a larger one is read this far).
+_MOST = 1 << 20
 
 
 def _compile(lines: list[str] | tuple[str, ...]) -> GitIgnoreSpec:
+    """Compile gitignore lines; ValueError for a pattern pathspec refuses."""
     from pathspec import GitIgnoreSpec  # imported when a pattern is met: most runs have none
 
-    return GitIgnoreSpec.from_lines(lines)
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        raise
+    except Exception as exc:  # pathspec's own error types are not all ValueErrors (re.error is)
+        raise ValueError(str(exc)) from exc
+
+
+class PatternError(ValueError):
+    """A pattern given on the command line (or in configuration) that cannot be used."""
+
+
+def _patterns(patterns: tuple[str, ...], option: str) -> GitIgnoreSpec:
+    """The user's own patterns: one that cannot be compiled is an error, not passed over."""
+    for pattern in patterns:
+        try:
+            _compile([pattern])
+        except ValueError as exc:
+            raise PatternError(f"{option} {pattern!r} is not a valid gitignore-style pattern: {exc}") from None
+    return _compile(patterns)
 
 
 def git_top(start: Path) -> Path | None:

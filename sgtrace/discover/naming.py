@@ -10,6 +10,32 @@ from sgtrace.model import Shadowed, SourceFile
 
 Parts = tuple[str, ...]
 
+#: Escapes for the control characters that have a short one.
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def printable(name: str) -> str:
+    """A file name as sgtrace prints it: itself when every character is printable, else escaped.
+
+    Bytes that are not UTF-8 (which Python keeps as lone surrogates) become ``\\xNN``, newlines and
+    tabs ``\\n``/``\\t``, other unprintable characters ``\\xNN``/``\\uNNNN``, and a backslash ``\\\\``, so
+    that output is valid UTF-8, one line per finding, and the escape can be read back.
+    """
+    if name.isprintable():
+        return name
+    return "".join(_escape(c) for c in name)
+
+
+def _escape(char: str) -> str:
+    if char in _SHORT:
+        return _SHORT[char]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that did not decode (os.fsdecode's surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
 
 @dataclass
 class Layout:
@@ -63,7 +89,10 @@ def name_files(files: list[tuple[str, Parts]], layout: Layout) -> tuple[list[Sou
     others = [_single_name(a, r, roots) for a, r in files if not layout.in_package(r[:-1], memo)]
     kept, shadowed = _one_copy(packaged, layout)
     named = _unique([_namespace(n, layout.strong) for n in kept] + others)
-    return [SourceFile(n.abspath, "/".join(n.rel), n.module, n.kind == "script") for n in named], shadowed
+    sources = [
+        SourceFile(n.abspath, printable("/".join(n.rel)), printable(n.module), n.kind == "script") for n in named
+    ]
+    return sources, shadowed
 
 
 def _tail(rel: Parts) -> list[str]:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgtrace.discover.ignore import ENVIRONMENT_MARKERS, Ignorer
-from sgtrace.discover.naming import Layout, Parts, name_files
+from sgtrace.discover.naming import Layout, Parts, name_files, printable
 from sgtrace.discover.roots import CONFIG_FILES, CONVENTIONAL, configured_roots, normalise
-from sgtrace.model import FileError, PathFilter, Shadowed, SourceFile
+from sgtrace.model import FileError, Limits, PathFilter, Shadowed, SourceFile
 
 
 class RootError(Exception):
@@ -30,30 +30,73 @@ class Listing:
     errors: tuple[FileError, ...]
     #: Packages found twice, and which copy was used.
     shadowed: tuple[Shadowed, ...] = ()
+    #: Warnings about the walk: links leading out of the root that were not followed, ignore lines git ignores.
+    notes: tuple[str, ...] = ()
 
 
-def discover(root: str, path_filter: PathFilter = PathFilter()) -> Listing:
+def discover(root: str, path_filter: PathFilter = PathFilter(), limits: Limits = Limits()) -> Listing:
     """Every ``.py`` file under *root* (a directory or a file) that *path_filter* keeps, named as Python imports it.
 
-    Directory symlinks are followed once; a link back to a directory already
-    being walked is reported as a loop instead of followed.
+    Symbolic links are followed once when they lead to a place inside the root (a link back to a
+    directory already being walked is reported as a loop); a link leading out of it is not followed
+    unless ``path_filter.follow_links``. A file larger than ``limits.file_bytes`` is an error, not read.
     """
     top = Path(root)
     if not top.exists():
-        raise RootError(f"no such file or directory: {root}")
+        raise RootError(f"no such file or directory: {printable(root)}")
     if top.is_file():
-        above = _package_above(top.parent.resolve())
-        layout = Layout(above=above)
-        if above:
-            layout.init_dirs.add(())
-        files, _ = name_files([(str(top.resolve()), (top.name,))], layout)
-        return Listing(tuple(files), ())
+        return _one_file(top, limits)
     if not top.is_dir():
-        raise RootError(f"not a directory or a Python file: {root}")
-    walker = _Walker(top, path_filter)
+        raise RootError(f"not a directory or a Python file: {printable(root)}")
+    walker = _Walker(top, path_filter, limits)
     walker.run()
     files, shadowed = name_files(walker.found, walker.layout)
-    return Listing(tuple(sorted(files, key=lambda f: f.path)), tuple(walker.errors), tuple(shadowed))
+    notes = [*walker.ignorer.warnings, *_left_out(walker.outside, root)]
+    return Listing(tuple(sorted(files, key=lambda f: f.path)), tuple(walker.errors), tuple(shadowed), tuple(notes))
+
+
+def _one_file(top: Path, limits: Limits) -> Listing:
+    """A root that is one file: a Python file (by its name or its first line), else an error."""
+    if top.suffix not in (".py", ".pyi") and not _python_script(top):
+        raise RootError(f"not a directory or a Python file: {printable(str(top))}")
+    above = _package_above(top.parent.resolve())
+    layout = Layout(above=above)
+    if above:
+        layout.init_dirs.add(())
+    files, _ = name_files([(str(top.resolve()), (top.name,))], layout)
+    error = _too_large(top.stat().st_size, limits, printable(top.name))
+    return Listing(() if error else tuple(files), (error,) if error else ())
+
+
+def _python_script(path: Path) -> bool:
+    """Whether a file without the ``.py`` suffix starts with a Python ``#!`` line."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def _too_large(size: int, limits: Limits, path: str) -> FileError | None:
+    if size <= limits.file_bytes:
+        return None
+    return FileError(
+        path,
+        0,
+        f"too large: {size / 1e6:.1f} MB (the bound is {limits.file_bytes / 1e6:g} MB; --max-file-size raises it)",
+    )
+
+
+def _left_out(links: list[str], root: str) -> list[str]:
+    """One warning for the symbolic links that lead out of the root."""
+    if not links:
+        return []
+    shown = ", ".join(links[:3]) + (", ..." if len(links) > 3 else "")
+    count = f"{len(links)} symbolic link{'s' if len(links) > 1 else ''}"
+    return [
+        f"warning: {count} under {printable(root)} lead out of it, not followed ({shown}); --follow-links follows them"
+    ]
 
 
 def _package_above(directory: Path) -> Parts:
@@ -81,11 +124,16 @@ def _regular(entry: os.DirEntry[str]) -> bool:
 class _Walker:
     """One walk of a folder tree: files kept, errors, and the layout facts met on the way."""
 
-    def __init__(self, top: Path, path_filter: PathFilter) -> None:
+    def __init__(self, top: Path, path_filter: PathFilter, limits: Limits) -> None:
         self.top = top
+        self.real_top = os.path.realpath(top)
+        self.follow_links = path_filter.follow_links
+        self.limits = limits
         self.ignorer = Ignorer(top, path_filter)
         self.found: list[tuple[str, Parts]] = []
         self.errors: list[FileError] = []
+        #: Symbolic links (paths below the root, printable) that lead out of it and were not followed.
+        self.outside: list[str] = []
         self.layout = Layout(above=_package_above(top.resolve()))
         if self.layout.above:
             self.layout.init_dirs.add(())
@@ -100,7 +148,9 @@ class _Walker:
             entries = self._list(directory, rel, seen)
             if entries is None or (rel and any(e.name in ENVIRONMENT_MARKERS for e in entries)):
                 continue  # unreadable, or a Python environment: not source
-            self.ignorer.enter(rel, directory)
+            ignore = next((e for e in entries if e.name == ".gitignore"), None)
+            if ignore is not None and _regular(ignore) and self._inside(ignore, (*rel, ignore.name)):
+                self.ignorer.enter(rel, ignore.path)
             subdirs = []
             for entry in entries:
                 item = self._entry(entry, rel)
@@ -109,7 +159,7 @@ class _Walker:
             stack.extend(reversed(subdirs))
 
     def _list(self, directory: str, rel: Parts, seen: set[tuple[int, int]]) -> list[os.DirEntry[str]] | None:
-        where = "/".join(rel) or "."
+        where = printable("/".join(rel)) or "."
         try:
             st = os.stat(directory)
             if (st.st_dev, st.st_ino) in seen:
@@ -121,6 +171,19 @@ class _Walker:
             self.errors.append(FileError(where, 0, f"cannot read directory: {exc.strerror}"))
             return None
 
+    def _inside(self, entry: os.DirEntry[str], parts: Parts) -> bool:
+        """Whether the entry may be followed: it is no symbolic link, or its target lies inside the root."""
+        try:
+            if self.follow_links or not entry.is_symlink():
+                return True
+        except OSError:
+            return False
+        target = os.path.realpath(entry.path)
+        if target == self.real_top or target.startswith(self.real_top.rstrip(os.sep) + os.sep):
+            return True
+        self.outside.append(printable("/".join(parts)))
+        return False
+
     def _entry(self, entry: os.DirEntry[str], rel: Parts) -> tuple[str, Parts] | None:
         """Note one directory entry: a file kept or in error, a layout fact; a folder to walk is returned."""
         parts = (*rel, entry.name)
@@ -129,25 +192,39 @@ class _Walker:
         except OSError:
             is_dir = False
         if is_dir:
-            return None if self.ignorer.skips_dir(parts) else (entry.path, parts)
-        if entry.name in CONFIG_FILES:
-            self._configured(entry.path, entry.name, rel)
-        if not entry.name.endswith(".py"):
+            if self.ignorer.skips_dir(parts) or not self._inside(entry, parts):
+                return None
+            return entry.path, parts
+        python = entry.name.endswith(".py")
+        if not (python or entry.name in CONFIG_FILES) or not self._inside(entry, parts):
+            return None
+        if not python:
+            if _regular(entry):  # a FIFO named pyproject.toml would block the read
+                self._configured(entry.path, entry.name, rel)
             return None
         if entry.name == "__init__.py":
             self.layout.init_dirs.add(rel)
         if self.ignorer.skips_file(parts):
             return None
-        if not _regular(entry):
-            try:
-                os.stat(entry.path)
-            except OSError as exc:
-                self.errors.append(FileError("/".join(parts), 0, f"cannot read file: {exc.strerror}"))
-                return None
-            self.errors.append(FileError("/".join(parts), 0, "not a regular file"))
-            return None
-        self.found.append((entry.path, parts))
+        self._keep(entry, parts)
         return None
+
+    def _keep(self, entry: os.DirEntry[str], parts: Parts) -> None:
+        """A ``.py`` file the filters keep: listed, or an error (unreadable, not a regular file, too large)."""
+        where = printable("/".join(parts))
+        try:
+            status = entry.stat()
+        except OSError as exc:
+            self.errors.append(FileError(where, 0, f"cannot read file: {exc.strerror}"))
+            return
+        if not _regular(entry):
+            self.errors.append(FileError(where, 0, "not a regular file"))
+            return
+        too_large = _too_large(status.st_size, self.limits, where)
+        if too_large is not None:
+            self.errors.append(too_large)
+            return
+        self.found.append((entry.path, parts))
 
     def _configured(self, path: str, name: str, rel: Parts) -> None:
         """Roots named by a packaging file, and the conventional ones beside it."""
