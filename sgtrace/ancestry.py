@@ -28,11 +28,48 @@ class Enclosing:
     in_error: bool
 
 
+class Paths:
+    """The nodes at byte ranges of one tree, and the parents of the nodes on the way to them.
+
+    tree-sitter's ``Node.parent`` walks down from the root, so climbing from a node at depth d costs
+    d per step: quadratic in a deep tree (4,000 chained targets ``a.x = a.x = ... = v`` nest 4,000
+    levels deep). Instead each range is reached by descending from the deepest node found so far
+    that holds it, noting every parent on the way; ranges asked in increasing order then cost the
+    union of their paths from the root.
+    """
+
+    def __init__(self, root: Any) -> None:
+        self._stack: list[Any] = [root]
+        self._up: dict[int, Any] = {}
+
+    def find(self, start: int, end: int) -> Any:
+        """The smallest node that holds the bytes ``start:end`` (as ``descendant_for_byte_range``)."""
+        stack = self._stack
+        while len(stack) > 1 and not (stack[-1].start_byte <= start and end <= stack[-1].end_byte):
+            stack.pop()
+        node = stack[-1]
+        while node.child_count:  # (first_child_for_byte on a leaf crashes py-tree-sitter 0.25)
+            child = node.first_child_for_byte(start)
+            if child is None or child.start_byte > start or child.end_byte < end:
+                return node
+            self._up[child.id] = node
+            stack.append(child)
+            node = child
+        return node
+
+    def parent(self, node: Any) -> Any:
+        """The node's parent: from the paths found, else tree-sitter's own (None for the root)."""
+        known = self._up.get(node.id)
+        return known if known is not None else node.parent
+
+
 class Ancestry:
     """Answers :meth:`of` for many nodes of one tree, sharing the walks."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: Any = None) -> None:
         self._memo: dict[int, Enclosing] = {}
+        #: How to find a node's parent (a :meth:`Paths.parent`, or tree-sitter's own).
+        self._parent = parent or (lambda node: node.parent)
 
     def of(self, node: Any) -> Enclosing:
         """What encloses *node*."""
@@ -44,17 +81,16 @@ class Ancestry:
             if known is not None:
                 break
             path.append(current)
-            current = current.parent
+            current = self._parent(current)
         state = known or Enclosing(None, (), False)
         for step in reversed(path):
-            state = _descend(state, step)
+            state = _descend(state, step, self._parent(step))
             self._memo[step.id] = state
         return state
 
 
-def _descend(outer: Enclosing, node: Any) -> Enclosing:
+def _descend(outer: Enclosing, node: Any, parent: Any) -> Enclosing:
     statement, scope, in_error = outer.statement, outer.scope, outer.in_error
-    parent = node.parent
     if parent is not None and parent.type in _BLOCKS:
         statement = node
     if node.type in _DEFINITIONS:

@@ -16,26 +16,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from sgtrace.exprs import expr, text
+from sgtrace.exprs import DEPTH, NestingError, expr, text
 from sgtrace.records import Assignment, Body, CallSite, Expr, Return, Target
+from sgtrace.scan import CODE_CHARS, shorten
 
 _AUGMENTED = {"+=": "add", "-=": "sub", "*=": "mul", "/=": "div", "//=": "floordiv", "%=": "mod", "**=": "pow"}
 _NESTED = frozenset({"function_definition", "class_definition", "decorated_definition", "lambda"})
 _SEQUENCES = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list"})
 
 
-def read_body(function: Any) -> Body:
-    """The flow facts of one ``function_definition`` node."""
-    reader = _Reader()
+def read_body(function: Any, depth: int = DEPTH) -> Body:
+    """The flow facts of one ``function_definition`` node.
+
+    Raises NestingError past *depth* levels of nested blocks or expressions.
+    """
+    reader = _Reader(depth)
     body = function.child_by_field_name("body")
     if body is not None:
         reader.block(body, ())
     return Body(tuple(reader.assignments), tuple(reader.returns), tuple(reader.calls), leaves=tuple(reader.leaves))
 
 
-def read_statement(statement: Any) -> tuple[Assignment, ...]:
+def read_statement(statement: Any, depth: int = DEPTH) -> tuple[Assignment, ...]:
     """The assignments of one simple statement, with the guard its enclosing ``if``/``while`` give it."""
-    reader = _Reader()
+    reader = _Reader(depth)
     reader.statement(statement, _guard_of(statement))
     return tuple(reader.assignments)
 
@@ -50,14 +54,39 @@ def _guard_of(node: Any) -> tuple[str, ...]:
             if current == parent.child_by_field_name("consequence") or current == parent.child_by_field_name("body"):
                 inner_first.append(text(parent.child_by_field_name("condition")))
         if parent.type == "if_statement" and current.type in ("elif_clause", "else_clause"):
-            earlier = [text(parent.child_by_field_name("condition"))]
-            for alternative in parent.children_by_field_name("alternative"):
-                if alternative == current:
-                    break
-                earlier.append(text(alternative.child_by_field_name("condition")))
-            inner_first.extend(f"not ({condition})" for condition in reversed(earlier))
+            inner_first.extend(_earlier_branches(parent, current))
         current = parent
     return tuple(reversed(inner_first))
+
+
+def _earlier_branches(chain: Any, branch: Any) -> list[str]:
+    """``not (c)`` for the conditions of the branches before *branch* of an if/elif chain, nearest first.
+
+    Walks back from the branch, so a long chain costs at most MAX_CONDITIONS steps per statement.
+    """
+    found: list[str] = []
+    sibling = branch.prev_named_sibling
+    while sibling is not None and len(found) < MAX_CONDITIONS:
+        if sibling.type == "elif_clause":
+            found.append(f"not ({text(sibling.child_by_field_name('condition'))})")
+        elif sibling.type != "comment":
+            found.append(f"not ({text(chain.child_by_field_name('condition'))})")
+            return found
+        sibling = sibling.prev_named_sibling
+    return [*found[: MAX_CONDITIONS - 1], MORE] if sibling is not None else found
+
+
+#: Conditions kept on one guard: a chain of 10,000 ``elif`` would otherwise give each branch all the
+#: earlier ones (quadratic). Past it the guard ends with MORE, which no input decides.
+MAX_CONDITIONS = 64
+MORE = "(more conditions, of an if/elif chain too long to follow)"
+
+
+def _and(guard: tuple[str, ...], condition: str) -> tuple[str, ...]:
+    """*guard* and *condition*, at most MAX_CONDITIONS of them (the last then MORE)."""
+    if len(guard) < MAX_CONDITIONS - 1:
+        return (*guard, condition)
+    return guard if guard[-1] == MORE else (*guard[: MAX_CONDITIONS - 1], MORE)
 
 
 def _line(node: Any) -> int:
@@ -68,7 +97,11 @@ def _line(node: Any) -> int:
 class _Reader:
     """Walks statements (blocks nest shallowly; expressions are handled elsewhere), keeping the guard."""
 
-    def __init__(self) -> None:
+    def __init__(self, depth: int) -> None:
+        #: Levels of nesting allowed, for blocks and for expressions.
+        self.depth = depth
+        #: Blocks open now.
+        self.level = 0
         self.assignments: list[Assignment] = []
         self.returns: list[Return] = []
         self.calls: list[CallSite] = []
@@ -79,12 +112,18 @@ class _Reader:
         self.exits: list[str] = []
 
     def block(self, node: Any, guard: tuple[str, ...]) -> None:
+        if self.level >= self.depth:
+            raise NestingError(_line(node))
+        self.level += 1
         depth = len(self.exits)
         for statement in node.named_children:
             self.statement(statement, guard)
-            if statement.type == "if_statement":
+            if statement.type == "if_statement" and (len(self.exits) < MAX_CONDITIONS or self.exits[-1] != MORE):
                 self.exits.extend(_left(statement))
+                if len(self.exits) >= MAX_CONDITIONS:
+                    self.exits[MAX_CONDITIONS - 1 :] = [MORE]
         del self.exits[depth:]
+        self.level -= 1
 
     def statement(self, node: Any, guard: tuple[str, ...]) -> None:
         kind = node.type
@@ -94,7 +133,7 @@ class _Reader:
         elif kind == "return_statement":
             value = next((c for c in node.named_children if c.type != "comment"), None)
             if value is not None:
-                self.returns.append(Return(expr(value), guard, _line(node)))
+                self.returns.append(Return(expr(value, self.depth), guard, _line(node)))
                 self.collect_calls(value, node, guard)
             else:
                 self.leaves.append(Return(Expr("const", "None", "None"), guard, _line(node)))
@@ -121,13 +160,13 @@ class _Reader:
 
     def if_chain(self, node: Any, guard: tuple[str, ...]) -> None:
         condition = text(node.child_by_field_name("condition"))
-        self.block(node.child_by_field_name("consequence"), (*guard, condition))
-        negated = (*guard, f"not ({condition})")
+        self.block(node.child_by_field_name("consequence"), _and(guard, condition))
+        negated = _and(guard, f"not ({condition})")
         for alternative in node.children_by_field_name("alternative"):
             if alternative.type == "elif_clause":
                 inner = text(alternative.child_by_field_name("condition"))
-                self.block(alternative.child_by_field_name("consequence"), (*negated, inner))
-                negated = (*negated, f"not ({inner})")
+                self.block(alternative.child_by_field_name("consequence"), _and(negated, inner))
+                negated = _and(negated, f"not ({inner})")
             else:
                 self.block(alternative.child_by_field_name("body"), negated)
 
@@ -136,10 +175,15 @@ class _Reader:
         if node.type == "for_statement":
             header = _header(node)
             self.bind(
-                node.child_by_field_name("left"), expr(node.child_by_field_name("right")), "for", guard, header, node
+                node.child_by_field_name("left"),
+                expr(node.child_by_field_name("right"), self.depth),
+                "for",
+                guard,
+                header,
+                node,
             )
         else:
-            inner = (*guard, text(node.child_by_field_name("condition")))
+            inner = _and(guard, text(node.child_by_field_name("condition")))
         self.block(node.child_by_field_name("body"), inner)
         alternative = node.child_by_field_name("alternative")
         if alternative is not None:
@@ -157,7 +201,7 @@ class _Reader:
                     source = value.named_children[0]
                     if alias is not None:
                         target = alias.named_children[0] if alias.named_children else alias
-                        self.bind(target, expr(source), "with", guard, header, node)
+                        self.bind(target, expr(source, self.depth), "with", guard, header, node)
         body = node.child_by_field_name("body")
         if body is not None:
             self.block(body, guard)
@@ -173,7 +217,7 @@ class _Reader:
                 if right is None:
                     return  # an annotation without a value binds nothing
                 node = right
-            value = expr(node)
+            value = expr(node, self.depth)
             noted = text(annotation) if annotation is not None else ""
             for target in targets:
                 self.bind(target, value, "copy", guard, code, statement, noted)
@@ -183,7 +227,9 @@ class _Reader:
             right = node.child_by_field_name("right")
             op = _AUGMENTED.get(operator, operator.rstrip("="))
             left = node.child_by_field_name("left")
-            value = Expr("op", text(node), op, args=(expr(left), expr(right)))  # x op= y reads x too
+            value = Expr(
+                "op", text(node), op, args=(expr(left, self.depth), expr(right, self.depth))
+            )  # x op= y reads x too
             self.bind(left, value, op, guard, code, statement)
             self.collect_calls(right, statement, guard)
         else:
@@ -194,7 +240,9 @@ class _Reader:
     ) -> None:
         for path, leaf in _leaves(target):
             self.assignments.append(
-                Assignment(_target(leaf, path), value, op, guard, code, _line(at), annotation, tuple(self.exits))
+                Assignment(
+                    _target(leaf, path, self.depth), value, op, guard, code, _line(at), annotation, tuple(self.exits)
+                )
             )
 
     def collect_calls(self, node: Any, statement: Any, guard: tuple[str, ...]) -> None:
@@ -203,7 +251,7 @@ class _Reader:
         while stack:
             current = stack.pop()
             if current.type == "call":
-                self.calls.append(CallSite(expr(current), line, (*guard, *self.exits)))
+                self.calls.append(CallSite(expr(current, self.depth), line, (*guard, *self.exits)))
             if current.type in _NESTED:
                 continue
             stack.extend(reversed(current.named_children))
@@ -261,20 +309,22 @@ def _leaves(target: Any) -> list[tuple[tuple[int, ...], Any]]:
     return found
 
 
-def _target(leaf: Any, path: tuple[int, ...]) -> Target:
+def _target(leaf: Any, path: tuple[int, ...], depth: int) -> Target:
     line = _line(leaf)
     source = text(leaf)
     if leaf.type == "identifier":
         return Target("name", source, None, path, line, source)
     if leaf.type == "attribute":
         name = text(leaf.child_by_field_name("attribute"))
-        return Target("attr", name, expr(leaf.child_by_field_name("object")), path, line, source)
+        return Target("attr", name, expr(leaf.child_by_field_name("object"), depth), path, line, source)
     return Target("other", "", None, path, line, source)
 
 
 def _code(statement: Any) -> str:
-    raw: bytes = statement.text
-    return " ".join(raw.decode("utf-8", "replace").split())
+    """The statement on one line, cut at CODE_CHARS characters (see :data:`sgtrace.scan.CODE_CHARS`)."""
+    size = statement.end_byte - statement.start_byte
+    raw: bytes = statement.text if size <= 8 * CODE_CHARS else statement.text[: 8 * CODE_CHARS]
+    return shorten(" ".join(raw.decode("utf-8", "replace").split()), size)
 
 
 def _header(node: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sgtrace.exprs import DEPTH, NestingError
 from sgtrace.records import ClassDef, Field, Function, Import, Outline, Param
 
 _WRAPPERS = frozenset(
@@ -21,22 +22,28 @@ def _text(node: Any) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def outline(tree: Any) -> Outline:
-    """The outline of a parsed module."""
-    collector = _Collector()
+def outline(tree: Any, depth: int = DEPTH) -> Outline:
+    """The outline of a parsed module; NestingError past *depth* levels of nested blocks."""
+    collector = _Collector(depth)
     collector.block(tree.root_node, prefix="", type_checking=False)
     return Outline(tuple(collector.imports), tuple(collector.classes), tuple(collector.functions))
 
 
 class _Collector:
-    def __init__(self) -> None:
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.level = 0
         self.imports: list[Import] = []
         self.classes: list[ClassDef] = []
         self.functions: list[Function] = []
 
     def block(self, node: Any, prefix: str, type_checking: bool) -> None:
+        if self.level >= self.depth:
+            raise NestingError(node.start_point[0] + 1)
+        self.level += 1
         for child in node.named_children:
             self.statement(child, prefix, type_checking)
+        self.level -= 1
 
     def statement(self, node: Any, prefix: str, type_checking: bool) -> None:
         kind = node.type

@@ -134,10 +134,86 @@ def parse(path: str, data: bytes) -> Parsed | FileError:
 def _syntax_error(path: str, text: str, utf8: bytes, tree: Any) -> FileError | None:
     if "\x00" in text:
         return FileError(path, text[: text.index("\x00")].count("\n") + 1, "source contains a NUL byte")
+    deep = _beyond_cpython_limits(text, utf8)
+    if deep is not None:
+        return FileError(path, deep[0], f"syntax error: {deep[1]}")
     root = tree.root_node
     if not root.has_error and not _has_python2_statement(utf8, root):
         return None
+    if _deeper_than(root, LIBCST_DEPTH):  # libcst's native parser overflows its stack (a crash) on such trees
+        return FileError(path, _first_error_line(root), f"syntax error (nested over {LIBCST_DEPTH} levels deep)")
     return _libcst_error(path, text, root)
+
+
+#: CPython's own bounds (its tokenizer's MAXLEVEL and MAXINDENT): tree-sitter accepts deeper code.
+MAX_BRACKETS = 200
+MAX_INDENT = 100
+#: Syntax-tree depth past which libcst is not asked to word an error (measured: 1,600 nested
+#: parentheses or 8,000 terms of a sum crash libcst 1.9 with a segmentation fault; 800 and 4,000 do not).
+LIBCST_DEPTH = 1000
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
+_PAIR = re.compile(rb"\(\)|\[\]|\{\}")
+_DEEP_INDENT = re.compile(rb"(?m)^[ \t]{%d,}\S" % MAX_INDENT)
+
+
+def _beyond_cpython_limits(text: str, utf8: bytes) -> tuple[int, str] | None:
+    """(line, CPython's message) if brackets nest past MAX_BRACKETS or blocks past MAX_INDENT levels.
+
+    A cheap over-estimate first (the brackets of the file with innermost pairs removed, round after
+    round: about 1.5 ms a megabyte); only a file it cannot clear is tokenized to be sure.
+    """
+    brackets = utf8.translate(None, _NOT_BRACKETS)
+    rounds = 0
+    while brackets and rounds <= MAX_BRACKETS:
+        fewer = _PAIR.sub(b"", brackets)
+        if len(fewer) == len(brackets):
+            break
+        brackets, rounds = fewer, rounds + 1
+    if rounds <= MAX_BRACKETS and len(brackets) <= MAX_BRACKETS and _DEEP_INDENT.search(utf8) is None:
+        return None  # (what is left is unmatched: brackets in strings, or a file with open brackets)
+    return _tokenized_limits(text)
+
+
+def _tokenized_limits(text: str) -> tuple[int, str] | None:
+    """The exact check, on the tokens (brackets in strings and comments do not count)."""
+    level = indent = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                level += 1
+                if level > MAX_BRACKETS:
+                    return token.start[0], "too many nested parentheses"
+            elif token.type == tokenize.OP and token.string in ")]}":
+                level -= 1
+            elif token.type == tokenize.INDENT:
+                indent += 1
+                if indent >= MAX_INDENT:
+                    return token.start[0], "too many levels of indentation"
+            elif token.type == tokenize.DEDENT:
+                indent -= 1
+    except (SyntaxError, tokenize.TokenError) as exc:  # Python 3.12's tokenizer enforces the limits itself
+        message = str(exc.args[0]) if exc.args else "cannot tokenize"
+        if "nested" in message or "indentation" in message:
+            line = exc.lineno if isinstance(exc, SyntaxError) and exc.lineno else 1
+            return line, message
+    return None
+
+
+def _deeper_than(root: Any, most: int) -> bool:
+    """Whether the tree has a node more than *most* levels below the root (a walk, no recursion)."""
+    cursor = root.walk()
+    depth = 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > most:
+                return True
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return False
+            depth -= 1
 
 
 def _has_python2_statement(utf8: bytes, root: Any) -> bool:

@@ -21,6 +21,7 @@ from sgtrace.body import read_body, read_statement
 from sgtrace.cache import JsonCache, key
 from sgtrace.codec import from_json
 from sgtrace.discover import Listing
+from sgtrace.exprs import DEPTH, NestingError
 from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
@@ -81,8 +82,12 @@ class Project:
         cache: JsonCache | None = None,
         contents: dict[str, bytes] | None = None,
         identifiers: IdentifierIndex | None = None,
+        depth: int = DEPTH,
     ):
         self.cache = cache or JsonCache(None)
+        #: Levels of nested blocks and expressions read; a file nested deeper is an error (NestingError).
+        self.depth = depth
+        self._too_deep: set[str] = set()
         self.errors: list[FileError] = list(listing.errors)
         self.files: dict[str, SourceFile] = {}
         for item in listing.files:
@@ -143,7 +148,11 @@ class Project:
         if parsed.error is not None:
             self.errors.append(parsed.error)
         self._trees[name] = parsed.tree
-        result = outline(parsed.tree)
+        try:
+            result = outline(parsed.tree, self.depth)
+        except NestingError as exc:
+            self._nested(source.path, exc)
+            return None
         self.cache.put(entry, {"outline": result, "error": parsed.error})  # records: see JsonCache.put
         return Module(source, result, parsed.data)
 
@@ -234,8 +243,30 @@ class Project:
             node = self._tree(module).root_node.descendant_for_byte_range(function.start, function.end)
             while node is not None and node.type == "decorated_definition":
                 node = node.child_by_field_name("definition")
-            self._bodies[memo] = read_body(node) if node is not None else Body((), (), (), "not found")
+            self._bodies[memo] = self._read_body(module, node) if node is not None else Body((), (), (), "not found")
         return self._bodies[memo]
+
+    def _read_body(self, module: Module, node: Any) -> Body:
+        try:
+            return read_body(node, self.depth)
+        except NestingError as exc:
+            self._nested(module.source.path, exc)
+            return Body((), (), (), "too deeply nested")
+
+    def _statement(self, module: Module, statement: Any) -> tuple[Assignment, ...]:
+        """The assignments of one statement (none, and the file reported, if it is nested too deeply)."""
+        try:
+            return read_statement(statement, self.depth)
+        except NestingError as exc:
+            self._nested(module.source.path, exc)
+            return ()
+
+    def _nested(self, path: str, exc: NestingError) -> None:
+        """Report a file nested past the bound (once): it is analysed only where it is not."""
+        if path not in self._too_deep:
+            self._too_deep.add(path)
+            message = f"nested more than {self.depth} levels deep: not analysed there (--max-depth raises the bound)"
+            self.errors.append(FileError(path, exc.line, message))
 
     def global_value(self, module: str, name: str) -> Expr | None:
         """The value last bound to *name* at the top level of *module* (``WORKERS = {...}``), if any."""
@@ -245,7 +276,7 @@ class Project:
         found: Expr | None = None
         for statement in self._tree(loaded).root_node.named_children:
             if statement.type == "expression_statement":
-                for assignment in read_statement(statement):
+                for assignment in self._statement(loaded, statement):
                     if assignment.target.kind == "name" and assignment.target.name == name:
                         found = assignment.value
         return found
@@ -276,7 +307,7 @@ class Project:
             if statement is None or statement.type != "expression_statement" or statement.start_byte in seen:
                 continue
             seen.add(statement.start_byte)
-            found.extend((module.outline.functions[index], a) for a in read_statement(statement))
+            found.extend((module.outline.functions[index], a) for a in self._statement(module, statement))
         return found
 
     def _tree(self, module: Module) -> Any:

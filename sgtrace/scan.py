@@ -8,9 +8,10 @@ down, so no recursion limit applies however deep the expression.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from sgtrace.ancestry import Ancestry
+from sgtrace.ancestry import Ancestry, Paths
 from sgtrace.model import Access, FileError, FileScan
 from sgtrace.parse import Parsed, parse
 
@@ -46,16 +47,22 @@ def _errors(parsed: Parsed) -> tuple[FileError, ...]:
     return (parsed.error,) if parsed.error else ()
 
 
+#: A node's parent (see :class:`~sgtrace.ancestry.Paths`: tree-sitter's own ``Node.parent`` is slow when deep).
+Up = Callable[[Any], Any]
+
+
 def _accesses(parsed: Parsed, attribute: str) -> list[Access]:
     hits: list[tuple[Any, str]] = []
-    for node in _occurrences(parsed, attribute):
+    paths = Paths(parsed.tree.root_node)
+    up = paths.parent
+    for node in _occurrences(parsed, attribute, paths):
         if node.type == "identifier":
-            site = _classify_identifier(node)
+            site = _classify_identifier(node, up)
         else:
-            site = _literal_name_call(node, attribute)
+            site = _literal_name_call(node, attribute, up)
         if site is not None:
             hits.append(site)
-    ancestry = Ancestry()
+    ancestry = Ancestry(up)
     found = []
     for node, kind in hits:
         around = ancestry.of(node)
@@ -64,24 +71,23 @@ def _accesses(parsed: Parsed, attribute: str) -> list[Access]:
     return found
 
 
-def _classify_identifier(ident: Any) -> tuple[Any, str] | None:
+def _classify_identifier(ident: Any, up: Up) -> tuple[Any, str] | None:
     """(node to locate, kind) for an identifier spelled like the attribute, or None."""
-    parent = ident.parent
+    parent = up(ident)
     if parent is None:
         return None
     if parent.type == "attribute":
         if parent.child_by_field_name("attribute") != ident:
             return None  # `attribute.other`: the name is the object, not the attribute
-        return parent, _attribute_kind(parent)
-    kind = _name_kind(ident)
+        return parent, _attribute_kind(parent, up)
+    kind = _name_kind(ident, parent, up)
     return (ident, kind) if kind else None
 
 
-def _attribute_kind(node: Any) -> str:
+def _attribute_kind(node: Any, up: Up) -> str:
     """Kind of an ``obj.ATTR`` expression: a write kind, ``read`` or ``del``."""
-    target, in_sequence = _climb_targets(node)
-    parent = target.parent
-    kind = _target_kind(target, parent, in_sequence)
+    target, parent, in_sequence = _climb_targets(node, up)
+    kind = _target_kind(target, parent, in_sequence, up)
     if kind is not None:
         return kind
     if parent is not None and parent.type == "delete_statement":
@@ -89,15 +95,17 @@ def _attribute_kind(node: Any) -> str:
     return "read"
 
 
-def _climb_targets(node: Any) -> tuple[Any, bool]:
-    """Climb out of tuples, lists, stars and parentheses; note whether a sequence was crossed."""
+def _climb_targets(node: Any, up: Up) -> tuple[Any, Any, bool]:
+    """Climb out of tuples, lists, stars and parentheses: (the node reached, its parent, whether a
+    sequence was crossed)."""
     in_sequence = False
-    while node.parent is not None and node.parent.type in _TRANSPARENT:
-        node = node.parent
+    parent = up(node)
+    while parent is not None and parent.type in _TRANSPARENT:
+        node, parent = parent, up(parent)
         in_sequence = in_sequence or _is_sequence(node)
-    if node.parent is not None and node.parent.type == "as_pattern_target":
-        node = node.parent
-    return node, in_sequence
+    if parent is not None and parent.type == "as_pattern_target":
+        node, parent = parent, up(parent)
+    return node, parent, in_sequence
 
 
 def _is_sequence(node: Any) -> bool:
@@ -109,7 +117,7 @@ def _is_sequence(node: Any) -> bool:
     return True
 
 
-def _target_kind(target: Any, parent: Any, in_sequence: bool) -> str | None:
+def _target_kind(target: Any, parent: Any, in_sequence: bool, up: Up) -> str | None:
     """Write kind if *target* is the bound side of *parent*, else None."""
     if parent is None:
         return None
@@ -123,80 +131,76 @@ def _target_kind(target: Any, parent: Any, in_sequence: bool) -> str | None:
     if ptype in ("for_statement", "for_in_clause") and parent.child_by_field_name("left") == target:
         return "for"
     if target.type == "as_pattern_target" and ptype == "as_pattern":
-        owner = parent.parent
+        owner = up(parent)
         if owner is not None and owner.type == "with_item":
             return "with"
     return None
 
 
-def _name_kind(ident: Any) -> str | None:
+def _name_kind(ident: Any, parent: Any, up: Up) -> str | None:
     """``field`` for a class-body binding, ``name`` for another binding, None otherwise."""
-    parent = ident.parent
-    if parent.type in _PARAMETERS and _binds_parameter(ident, parent):
+    if parent.type in _PARAMETERS and _binds_parameter(ident, parent, up):
         return "name"
     if parent.type == "named_expression" and parent.child_by_field_name("name") == ident:
         return "name"
-    target, in_sequence = _climb_targets(ident)
-    kind = _target_kind(target, target.parent, in_sequence)
+    target, bound_in, in_sequence = _climb_targets(ident, up)
+    kind = _target_kind(target, bound_in, in_sequence, up)
     if kind is None:
         return None
-    if kind in ("assign", "annassign", "augassign", "unpack") and _in_class_body(target.parent):
+    if kind in ("assign", "annassign", "augassign", "unpack") and _in_class_body(bound_in, up):
         return "field"
     return "name"
 
 
-def _binds_parameter(ident: Any, parent: Any) -> bool:
+def _binds_parameter(ident: Any, parent: Any, up: Up) -> bool:
     if parent.type in ("parameters", "lambda_parameters", "list_splat_pattern", "dictionary_splat_pattern"):
-        return parent.type != "list_splat_pattern" or _in_parameters(parent)
+        return parent.type != "list_splat_pattern" or _in_parameters(parent, up)
     if parent.type in ("default_parameter", "typed_default_parameter"):
         return bool(parent.child_by_field_name("name") == ident)
     return bool(parent.type == "typed_parameter" and parent.named_children[0] == ident)
 
 
-def _in_parameters(node: Any) -> bool:
-    parent = node.parent
+def _in_parameters(node: Any, up: Up) -> bool:
+    parent = up(node)
     return parent is not None and parent.type in ("parameters", "lambda_parameters", "typed_parameter")
 
 
-def _in_class_body(assignment: Any) -> bool:
-    statement = assignment.parent
+def _in_class_body(assignment: Any, up: Up) -> bool:
+    statement = up(assignment)
     if statement is None or statement.type != "expression_statement":
         return False
-    block = statement.parent
-    return (
-        block is not None
-        and block.type == "block"
-        and block.parent is not None
-        and block.parent.type == "class_definition"
-    )
+    block = up(statement)
+    if block is None or block.type != "block":
+        return False
+    definition = up(block)
+    return definition is not None and definition.type == "class_definition"
 
 
-def _occurrences(parsed: Parsed, attribute: str) -> list[Any]:
+def _occurrences(parsed: Parsed, attribute: str, paths: Paths) -> list[Any]:
     """The smallest node at each place the name's bytes occur: identifiers, string contents, others.
 
     A byte search and a descent per hit cost far less than a query that visits
     every identifier of the file.
     """
-    root = parsed.tree.root_node
     needle = attribute.encode("utf-8")
     found = []
     start = parsed.data.find(needle)
     while start >= 0:
         end = start + len(needle)
-        node = root.descendant_for_byte_range(start, end)
+        node = paths.find(start, end)
         if node is not None and node.start_byte == start and node.end_byte == end:
             found.append(node)
         start = parsed.data.find(needle, end)
     return found
 
 
-def _literal_name_call(content: Any, attribute: str) -> tuple[Any, str] | None:
+def _literal_name_call(content: Any, attribute: str, up: Up) -> tuple[Any, str] | None:
     """``setattr(o, "ATTR", v)`` / ``o.__setattr__(...)`` writes and ``getattr(o, "ATTR")`` reads."""
-    string = content.parent
+    string = up(content)
     if content.type != "string_content" or string is None or not _is_literal(string, attribute):
         return None
-    args = string.parent
-    call = args.parent if args is not None and args.type == "argument_list" else None
+    args = up(string)
+    call = up(args) if args is not None and args.type == "argument_list" else None
     if call is None or call.type != "call":
         return None
     kind = _call_kind(call.child_by_field_name("function"))
@@ -251,8 +255,13 @@ def _context(chain: tuple[tuple[str, str], ...]) -> tuple[str | None, str | None
     return cls, function
 
 
+#: Characters of a statement's code kept on one finding: 4,000 chained targets of one 112 KB statement
+#: would otherwise print it 4,000 times (448 MB). Output then grows linearly with what is analysed.
+CODE_CHARS = 2000
+
+
 def _statement_code(data: bytes, node: Any, statement: Any) -> str:
-    """Source of *statement*; only its header if it is compound and *node* is in the header."""
+    """Source of *statement*; only its header if it is compound and *node* is in the header; cut at CODE_CHARS."""
     end = statement.end_byte
     for child in statement.children:
         if child.type == ":" and child.start_byte > node.start_byte:
@@ -260,9 +269,17 @@ def _statement_code(data: bytes, node: Any, statement: Any) -> str:
         if child.type == "block" and child.start_byte > node.start_byte:
             break
     indent = statement.start_point[1]
-    text = data[statement.start_byte : end].decode("utf-8", "replace").rstrip()
+    cut = min(end, statement.start_byte + 4 * CODE_CHARS + 4)  # a character is at most 4 bytes of UTF-8
+    text = data[statement.start_byte : cut].decode("utf-8", "replace").rstrip()
     lines = text.replace("\r\n", "\n").split("\n")  # a CRLF checkout reports the code as an LF one does
-    return "\n".join([lines[0]] + [_dedent(line, indent) for line in lines[1:]])
+    return shorten("\n".join([lines[0]] + [_dedent(line, indent) for line in lines[1:]]), end - statement.start_byte)
+
+
+def shorten(code: str, size: int) -> str:
+    """*code* cut at CODE_CHARS characters, saying how many bytes the whole statement has."""
+    if len(code) <= CODE_CHARS:
+        return code
+    return f"{code[:CODE_CHARS]} ... (cut: the statement has {size:,} bytes)"
 
 
 def _dedent(line: str, width: int) -> str:

@@ -81,7 +81,10 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
         if n.kind in ("write", "local") and graph.nodes[n].get("guard") and _replaces(graph, n)
     }
     # of one name's steps in one branch (``x = a`` then ``x = round(x)``), the last replaces the pool
-    caps += [_cap(graph, n, "override", derived) for n in overrides if not _followed(graph, n, overrides)]
+    by_label: dict[str, set[Point]] = {}
+    for point in overrides:
+        by_label.setdefault(point.label, set()).add(point)
+    caps += [_cap(graph, n, "override", derived) for n in overrides if not _followed(graph, n, by_label[n.label])]
     caps = _mark_approximate(graph, caps, pool, sites)
     reserves = [c for c in caps if c.category == "reserve"]
     report_sites = [_site(graph, s, derived) for s in sites]
@@ -222,14 +225,14 @@ def _in_family(graph: nx.DiGraph, node: Point) -> bool:
     return bool(attribute) and _name(node).endswith(attribute)
 
 
-def _followed(graph: nx.DiGraph, node: Point, others: set[Point]) -> bool:
-    """Whether a later step of the same name, under the same conditions or narrower ones, takes *node* on."""
+def _followed(graph: nx.DiGraph, node: Point, named: set[Point]) -> bool:
+    """Whether a later step of the same name (among *named*), under the same conditions or narrower ones,
+    takes *node* on."""
+    if len(named) < 2:
+        return False
     guard = list(graph.nodes[node].get("guard") or ())
-    return any(
-        o.label == node.label and list(graph.nodes[o].get("guard") or ())[: len(guard)] == guard
-        for o in others - {node}
-        if o in nx.descendants(graph, node)
-    )
+    later = nx.descendants(graph, node) & named  # the smaller set is gone through: linear in all
+    return any(list(graph.nodes[o].get("guard") or ())[: len(guard)] == guard for o in later)
 
 
 def _replaces(graph: nx.DiGraph, node: Point) -> bool:

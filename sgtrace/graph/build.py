@@ -36,9 +36,8 @@ def build(
     """
     slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict)
     modules = {source.path: name for name, source in project.files.items()}
-    for site in writes:
-        for point in _seed_write(slicer, project, modules, attribute, site):
-            slicer.graph.nodes[point][SEED] = "write"
+    for point in _seed_writes(slicer, project, modules, attribute, writes):
+        slicer.graph.nodes[point][SEED] = "write"
     slicer.run()
     for site in reads:
         for point in _seed_read(slicer, project, modules, attribute, site):
@@ -92,17 +91,32 @@ def _scope(project: Project, modules: dict[str, str], site: Site) -> Scope | Non
     return None
 
 
-def _seed_write(slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, site: Site) -> list[Point]:
-    if site.kind == "field":
-        return _seed_field(slicer, project, modules, attribute, site)
-    scope = _scope(project, modules, site)
-    if scope is None:
-        return []
-    found = []
-    for assignment in project.body(scope.module, scope.function).assignments:
-        target = assignment.target
-        if target.kind == "attr" and target.name == attribute and target.line == site.line:
-            found.append(slicer.seed_assignment(scope, assignment))
+def _seed_writes(
+    slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, writes: Iterable[Site]
+) -> list[Point]:
+    """The write points of the sites: each function's body is gone through once for all its writes' lines.
+
+    (A write site per target of ``a.x = a.x = ... = v``, or thousands of writes in one function, would
+    otherwise go through the body once per site: quadratic.)
+    """
+    sites = list(writes)
+    lines: dict[tuple[str, str | None], set[int]] = {}
+    for site in sites:
+        if site.kind != "field":
+            lines.setdefault((site.path, site.function), set()).add(site.line)
+    found: list[Point] = []
+    for site in sites:  # in the order of the sites, as the slice has always been seeded
+        if site.kind == "field":
+            found.extend(_seed_field(slicer, project, modules, attribute, site))
+            continue
+        wanted = lines.pop((site.path, site.function), None)
+        scope = _scope(project, modules, site) if wanted else None
+        if scope is None or wanted is None:
+            continue
+        for assignment in project.body(scope.module, scope.function).assignments:
+            target = assignment.target
+            if target.kind == "attr" and target.name == attribute and target.line in wanted:
+                found.append(slicer.seed_assignment(scope, assignment))
     return found
 
 

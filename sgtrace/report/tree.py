@@ -20,7 +20,7 @@ def render(result: TraceResult, depth: int = 8) -> str:
     """The backward trees of the attribute's writes, then the reads they reach."""
     graph = result.graph
     seeds = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
-    feeds = {p: len(nx.descendants(graph, p).intersection(seeds)) for p in seeds}
+    feeds = _feeds(graph, seeds)
     seeds.sort(key=lambda p: (-feeds[p], _order(p)))  # in the order the value travels: sources first
     if not seeds:
         return f"no writes of .{result.attribute} under {result.root}\n"
@@ -46,6 +46,29 @@ def render(result: TraceResult, depth: int = 8) -> str:
         lines.append("")
         lines.append(f"(the slice stopped at {graph.number_of_nodes()} nodes: raise --max-nodes to see more)")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _feeds(graph: nx.DiGraph, seeds: list[Point]) -> dict[Point, int]:
+    """How many other seeds lie downstream of each seed (``nx.descendants`` counted), in one pass.
+
+    Each strongly connected component gets a bit set of the seeds in it and below it, in reverse
+    topological order of the condensation: linear in the graph, where a search per seed is quadratic
+    (20,000 writes in one function took minutes).
+    """
+    bit = {p: 1 << i for i, p in enumerate(seeds)}
+    dag = nx.condensation(graph)
+    below: dict[int, int] = {}
+    inside: dict[int, int] = {}
+    for component in reversed(list(nx.topological_sort(dag))):
+        own = 0
+        for point in dag.nodes[component]["members"]:
+            own |= bit.get(point, 0)
+        under = 0
+        for successor in dag.successors(component):
+            under |= below[successor] | inside[successor]
+        inside[component], below[component] = own, under
+    mapping = dag.graph["mapping"]
+    return {p: ((inside[mapping[p]] & ~bit[p]) | below[mapping[p]]).bit_count() for p in seeds}
 
 
 def _order(point: Point) -> tuple[str, int, str]:

@@ -1,0 +1,126 @@
+"""Hostile modules: each puts one pathological shape on the path from ``mem_fraction_static`` to the pool.
+
+Shared by ``tests/test_bounds.py`` (each must finish within its bound with a per-file error or a
+correct answer) and ``bench/hostile.py`` (time and memory of each, before and after a change).
+Some are valid Python, some are rejected by CPython itself; the comment on each says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+HEAD = """\
+class Runner:
+    def __init__(self, server_args):
+        self.mem_fraction_static = server_args.mem_fraction_static
+
+    def init(self, avail, total, x, a, f):
+        rest_memory = avail - total * (1 - self.mem_fraction_static)
+"""
+
+
+def _module(body: str) -> str:
+    return HEAD + "".join(f"        {line}\n" for line in body.splitlines())
+
+
+def huge() -> str:
+    """About 12 MB of valid code (over the default 10 MB bound of one file)."""
+    return _module("self.max_total_num_tokens = int(rest_memory)\n" + "y = 1\n" * 850_000)
+
+
+def parens() -> str:
+    """5,000 nested parentheses: CPython rejects it (too many nested parentheses), tree-sitter does not."""
+    return _module("self.max_total_num_tokens = " + "(" * 5000 + "rest_memory" + ")" * 5000)
+
+
+def calls() -> str:
+    """3,000 nested calls: rejected by CPython (too many nested parentheses)."""
+    return _module("self.max_total_num_tokens = " + "f(" * 3000 + "rest_memory" + ")" * 3000)
+
+
+def indent() -> str:
+    """150 levels of ``if``: rejected by CPython (too many levels of indentation)."""
+    lines = [" " * (4 * i) + "if x:" for i in range(150)]
+    lines.append(" " * (4 * 150) + "self.max_total_num_tokens = int(rest_memory)")
+    return _module("\n".join(lines))
+
+
+def long_sum() -> str:
+    """A 20,000-term sum in the formula (CPython: RecursionError during compilation)."""
+    return _module("self.max_total_num_tokens = int(rest_memory" + " + a" * 20000 + ")")
+
+
+def sum_1000() -> str:
+    """A 1,000-term sum, which CPython compiles: must be analysed, not refused."""
+    return _module("self.max_total_num_tokens = int(rest_memory" + " + a" * 1000 + ")")
+
+
+def attributes() -> str:
+    """``a.b.b.b...`` 20,000 deep beside the pool (CPython: RecursionError during compilation)."""
+    return _module("self.max_total_num_tokens = min(int(rest_memory), a" + ".b" * 20000 + ")")
+
+
+def subscripts() -> str:
+    """``a[0][0]...`` 20,000 deep (CPython: RecursionError during compilation)."""
+    return _module("self.max_total_num_tokens = min(int(rest_memory), a" + "[0]" * 20000 + ")")
+
+
+def unary() -> str:
+    """20,000 unary minuses (CPython: MemoryError in its parser)."""
+    return _module("self.max_total_num_tokens = int(" + "-" * 20000 + "rest_memory)")
+
+
+def ifexp() -> str:
+    """5,000 chained conditional expressions (CPython: RecursionError during compilation)."""
+    return _module("self.max_total_num_tokens = " + "int(rest_memory) if x else " * 5000 + "0")
+
+
+def lambdas() -> str:
+    """3,000 nested lambdas (CPython: MemoryError in its parser)."""
+    return _module("g = " + "lambda: " * 3000 + "rest_memory\nself.max_total_num_tokens = int(rest_memory)")
+
+
+def elif_chain() -> str:
+    """An if with 10,000 elif branches, each writing the pool (CPython: MemoryError in its parser)."""
+    branches = ["if x == 0:", "    self.max_total_num_tokens = int(rest_memory)"]
+    for i in range(1, 10000):
+        branches += [f"elif x == {i}:", f"    self.max_total_num_tokens = int(rest_memory) // {i}"]
+    return _module("\n".join(branches))
+
+
+def elif_500() -> str:
+    """An if with 500 elif branches (valid): each write is a cap with its guard."""
+    branches = ["if x == 0:", "    self.max_total_num_tokens = int(rest_memory)"]
+    for i in range(1, 500):
+        branches += [f"elif x == {i}:", f"    self.max_total_num_tokens = int(rest_memory) // {i}"]
+    return _module("\n".join(branches))
+
+
+def chain() -> str:
+    """4,000 chained targets ``a.x = a.x = ... = v`` (valid, 112 KB): quadratic if each copies the statement."""
+    return _module("self.max_total_num_tokens = " * 4000 + "int(rest_memory)")
+
+
+def many_writes() -> str:
+    """20,000 writes of the pool, one per line (valid)."""
+    return _module("\n".join(f"self.max_total_num_tokens = int(rest_memory) - {i}" for i in range(20000)))
+
+
+def wide_call() -> str:
+    """One call with 50,000 arguments (valid)."""
+    return _module("self.max_total_num_tokens = min(int(rest_memory), " + ", ".join(["a"] * 50000) + ")")
+
+
+def long_line() -> str:
+    """A 2 MB string literal on the write's line (valid)."""
+    return _module("self.max_total_num_tokens = int(rest_memory) if '" + "z" * 2_000_000 + "' else 0")
+
+
+#: name -> generator of the module's source.
+CASES: dict[str, Callable[[], str]] = {
+    fn.__name__: fn
+    for fn in (
+        huge, parens, calls, indent, long_sum, sum_1000, attributes, subscripts, unary, ifexp, lambdas,
+        elif_chain, elif_500, chain, many_writes, wide_call, long_line,
+    )
+}  # fmt: skip
