@@ -164,22 +164,79 @@ def test_no_text_makes_the_scan_raise(text: str, attribute: str) -> None:
     scan_file("random.py", text.encode("utf-8", "surrogatepass"), attribute)
 
 
+@st.composite
+def deep_expressions(draw: st.DrawFn) -> str:
+    """One write whose value nests a random shape to a random depth (CPython accepts some, not others)."""
+    depth = draw(st.integers(1, 400))
+    shape = draw(st.sampled_from(["paren", "call", "sum", "attr", "subscript", "unary", "ifexp", "list", "chain"]))
+    value = {
+        "paren": "(" * depth + "pool" + ")" * depth,
+        "call": "f(" * depth + "pool" + ")" * depth,
+        "sum": "pool" + " + a" * depth,
+        "attr": "pool" + ".b" * depth,
+        "subscript": "pool" + "[0]" * depth,
+        "unary": "-" * depth + "pool",
+        "ifexp": "pool if x else " * depth + "0",
+        "list": "[" * depth + "pool" + "]" * depth,
+        "chain": "o.pool = " * depth + "1",
+    }[shape]
+    broken = draw(st.booleans())  # an unclosed bracket makes tree-sitter report an error: libcst words it
+    return f"class C:\n    def f(self, pool):\n        self.pool = {value}{' (' if broken else ''}\n"
+
+
+#: A file name: any bytes but the separator and NUL, UTF-8 or not, printable or not.
+file_names = st.binary(min_size=1, max_size=20).filter(
+    lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")
+)
+#: .gitignore lines, git's grammar and beyond.
+ignore_lines = st.lists(
+    st.one_of(st.text(alphabet="[]!\\*?/az-^. #", max_size=8), st.sampled_from(["[z-a]", "!", "a\\", "\\", "**"])),
+    max_size=6,
+)
+
+
+def _invoke_every_command(directory: str) -> None:
+    """Every command on a tree: an input error (2) is an answer, an internal error (3) is a failure."""
+    from click.testing import CliRunner
+
+    from sgtrace.cli import cli
+
+    runner = CliRunner()
+    for args in (["find", ATTRIBUTE, directory, "--reads", "--names", "--format", "json"],
+                 ["trace", ATTRIBUTE, directory], ["caps", directory, "--attr", ATTRIBUTE],
+                 ["graph", ATTRIBUTE, directory, "--json"]):  # fmt: skip
+        result = runner.invoke(cli, [*args, "--no-cache"])
+        assert result.exit_code in (0, 1, 2), (args, result.output, result.exception)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert "internal error" not in result.stderr, (args, result.stderr)
+        result.stdout_bytes.decode("utf-8")  # whatever the file names, the output is UTF-8
+
+
 @settings(_SETTINGS, max_examples=60)
 @given(st.lists(programs(), min_size=1, max_size=3))
 def test_no_program_makes_any_command_crash(sources: list[str]) -> None:
     import tempfile
     from pathlib import Path
 
-    from click.testing import CliRunner
-
-    from sgtrace.cli import cli
-
     with tempfile.TemporaryDirectory() as directory:
         for index, source in enumerate(sources):
             (Path(directory) / f"m{index}.py").write_text(source)
-        runner = CliRunner()
-        for args in (["find", ATTRIBUTE, directory, "--reads", "--names"], ["trace", ATTRIBUTE, directory],
-                     ["caps", directory, "--attr", ATTRIBUTE], ["graph", ATTRIBUTE, directory, "--json"]):  # fmt: skip
-            result = runner.invoke(cli, [*args, "--no-cache"])
-            assert result.exit_code in (0, 1, 2), (args, result.output, result.exception)
-            assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        _invoke_every_command(directory)
+
+
+@settings(_SETTINGS, max_examples=40)
+@given(deep_expressions(), file_names, ignore_lines)
+def test_no_deep_expression_odd_name_or_ignore_line_makes_any_command_crash(
+    source: str, name: bytes, ignores: list[str]
+) -> None:
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        subprocess.run(["git", "init", "-q", directory], check=True)
+        with open(os.path.join(os.fsencode(directory), name + b".py"), "wb") as handle:
+            handle.write(source.encode("utf-8"))
+        with open(os.path.join(directory, ".gitignore"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(ignores) + "\n")
+        _invoke_every_command(directory)
