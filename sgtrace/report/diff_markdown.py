@@ -92,10 +92,12 @@ def _changed(pair: CapPair, before: Statuses, after: Statuses) -> list[str]:
         lines.append(f"- the same code is also added at {', '.join(f'`{where(c)}`' for c in pair.copies)}")
     if old in before or new in after:
         lines.append(f"- this start-up: {before.get(old, ('-', ''))[0]} → {after.get(new, ('-', ''))[0]}")
+    if lines[-1]:  # after the bullets, a blank line before the code
+        lines.append("")
     if "code" in pair.differences:
-        lines += ["", "```diff", *code_diff(pair), "```"]
+        lines += ["```diff", *code_diff(pair), "```"]
     else:
-        lines += ["", f"`{_tick(flat(new.code))}`"]
+        lines.append(f"`{_tick(flat(new.code))}`")
     return [*lines, ""]
 
 
