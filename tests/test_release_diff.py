@@ -76,6 +76,13 @@ def test_0_5_9_to_newest_moves_the_rounding_the_reduce_and_the_mamba_reservation
     [decode] = [p for p in result.changed if p.old.path.endswith("disaggregation/decode.py")]
     assert decode.differences == ("guard",)
     assert "_uses_swa_tail_prealloc" in " ".join(decode.new.guard)
+    old, new = releases.release(releases.MIDDLE), releases.release(releases.NEWEST)
+    text = CliRunner().invoke(cli, ["diff", str(old), str(new), "--cache-dir", str(cache)]).stdout
+    shown = text[text.index("  min  sglang/srt/disaggregation/decode.py:261") :].splitlines()[:4]
+    assert shown[2] == "    when: self.scheduler.tp_worker.is_hybrid_swa"
+    assert shown[3].startswith(
+        "      ->  ( self.scheduler.tp_worker.is_hybrid_swa and not self._uses_swa_tail_prealloc() )"
+    )
 
 
 def test_0_5_9_to_newest_reports_the_budget_formula_as_chains(cache: Path) -> None:

@@ -75,7 +75,7 @@ class FormulaChange:
     new: tuple[Step, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CapDiff:
     """How the caps and the budget formula of two trees differ."""
 
