@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from sgtrace.analyses.diff import CapDiff
     from sgtrace.analyses.explain import Explanation
     from sgtrace.analyses.operator import Context, Want
+    from sgtrace.analyses.upgrade import PoolChange, ReleasePool
 
 __all__ = [
     "FindQuery",
@@ -42,6 +43,7 @@ __all__ = [
     "TraceQuery",
     "TraceResult",
     "caps",
+    "check",
     "diff",
     "explain",
     "find",
@@ -330,11 +332,28 @@ def explain(
     for a pool (what-if). A log that cannot be read, a ``--set`` that names nothing or is not a number
     where one is needed, and a start-up that is not there are an InputError.
     """
+    found, result, context, _ = _explained(query, budget, target, options, log, settings, want)
+    return found, result, context
+
+
+def _explained(
+    query: TraceQuery,
+    budget: str,
+    target: Target,
+    options: RunOptions,
+    log: bytes | str | None,
+    settings: Mapping[str, object],
+    want: Want | None,
+    only_inputs: bool = False,
+) -> tuple[CapsResult, Explanation, Context, ReleasePool]:
+    """:func:`explain`, and the release's pool record; with *only_inputs*, ``--set`` names that are not
+    inputs of this release are left out (and said in the record) instead of an InputError."""
     import dataclasses
 
     from sgtrace.analyses.explain import where_set
-    from sgtrace.analyses.operator import BadInput, Want, build, read_runs
+    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
     from sgtrace.analyses.reached import read_paths
+    from sgtrace.analyses.upgrade import ReleasePool
     from sgtrace.graph.reach import REACH
 
     try:
@@ -344,6 +363,11 @@ def explain(
         found = _caps(traced, budget)
         paths = read_paths(traced.graph.graph.get(REACH))
         sites, capped = list(found.budget_sites), list(found.caps)
+        left_out: tuple[str, ...] = ()
+        if only_inputs:
+            known = inputs(listing.files, sites, capped, budget, paths)
+            left_out = tuple(sorted(set(settings) - known))
+            settings = {name: value for name, value in settings.items() if name in known}
         result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
@@ -351,15 +375,119 @@ def explain(
     missing = {
         name: f"{how} (set at {origins[name]})" if name in origins else how for name, how in result.missing.items()
     }
-    return found, dataclasses.replace(result, missing=missing), context
+    result = dataclasses.replace(result, missing=missing)
+    computed_at = {**origins, **_computed_at(traced.graph, result, settings)}
+    return found, result, context, ReleasePool(result, left_out, computed_at)
+
+
+def _computed_at(graph: object, result: Explanation, settings: Mapping[str, object]) -> dict[str, str]:
+    """Where the release's code computes each ``--set`` input its formula reads (``path:line: code``)."""
+    import dataclasses
+    import re
+
+    from sgtrace.analyses.explain import where_set
+
+    def read(code: str) -> tuple[str, ...]:
+        return tuple(name for name in settings if re.search(rf"\b{re.escape(name)}\b", code))
+
+    return where_set(graph, [dataclasses.replace(step, missing=read(step.code)) for step in result.steps])
 
 
 def diff(
-    query: TraceQuery, budget: str, old: Target, new: Target, options: RunOptions
+    query: TraceQuery,
+    budget: str,
+    old: Target,
+    new: Target,
+    options: RunOptions,
+    log: bytes | str | None = None,
+    settings: Mapping[str, object] | None = None,
+    want: Want | None = None,
 ) -> tuple[CapsResult, CapsResult, CapDiff]:
-    """The caps and budget sites of two trees, and how they differ."""
+    """The caps and budget sites of two trees, and how they differ.
+
+    With a *log* or *settings* (as :func:`explain` takes them), the start-up is also evaluated with
+    each tree's budget formula (``CapDiff.pool``); a ``--set`` name that is an input of one tree only
+    is given to that one.
+    """
+    import dataclasses
+
     from sgtrace.analyses.diff import compare
 
     before = caps(query, budget, old, options)
     after = caps(query, budget, new, options)
-    return before, after, compare(before.caps, after.caps, before.budget_sites, after.budget_sites)
+    result = compare(
+        before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
+    )
+    if log is None and not settings:
+        return before, after, result
+    given = settings or {}
+    _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, only_inputs=True)
+    new_pool = _explained(query, budget, new, options, log, given, want, only_inputs=True)[3]
+    return before, after, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
+
+
+def check(
+    query: TraceQuery,
+    budget: str,
+    target: Target,
+    options: RunOptions,
+    baseline: str,
+    log: bytes | str | None = None,
+    settings: Mapping[str, object] | None = None,
+    want: Want | None = None,
+) -> tuple[dict[str, object], CapsResult, CapDiff]:
+    """The caps of *target* against a baseline's text: (the baseline's header, the caps, how they differ).
+
+    The baseline is the old side: its formula is evaluated with the start-up given from its recorded
+    statements (the tree it was written on is not at hand: the caps' statuses there come from their
+    guards alone). A baseline that cannot be read is an InputError.
+    """
+    import dataclasses
+
+    from sgtrace.analyses.baseline import from_baseline
+    from sgtrace.analyses.diff import compare
+
+    try:
+        header, sites, recorded, _ = from_baseline(baseline)
+    except ValueError as exc:
+        raise InputError(f"cannot read the baseline: {exc}") from exc
+    current = caps(query, budget, target, options)
+    now = current.caps if header.get("exits") else tuple(dataclasses.replace(c, exits=()) for c in current.caps)
+    result = compare(recorded, now, sites, current.budget_sites, query.attribute, budget, current.errors)
+    if log is None and not settings:
+        return header, current, result
+    given = settings or {}
+    old_pool = _recorded_pool(sites, recorded, budget, log, given, want)
+    _, _, context, new_pool = _explained(query, budget, target, options, log, given, want, only_inputs=True)
+    return header, current, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
+
+
+def _recorded_pool(
+    sites: list[BudgetSite],
+    recorded: list[Cap],
+    budget: str,
+    log: bytes | str | None,
+    settings: Mapping[str, object],
+    want: Want | None,
+) -> ReleasePool:
+    """A baseline's formula evaluated with the start-up (no tree: no ServerArgs defaults, no call paths)."""
+    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
+    from sgtrace.analyses.upgrade import ReleasePool
+
+    known = inputs((), sites, recorded, budget)
+    try:
+        runs = read_runs(log) if log is not None else []
+        kept = {name: value for name, value in settings.items() if name in known}
+        result, _ = build((), sites, recorded, budget, runs, kept, want or Want())
+    except BadInput as exc:
+        raise InputError(str(exc)) from exc
+    return ReleasePool(result, tuple(sorted(set(settings) - known)))
+
+
+def _pool_change(old: ReleasePool, new: ReleasePool, context: Context, settings: Mapping[str, object]) -> PoolChange:
+    from sgtrace.analyses.upgrade import NotAnInput, pool_change
+
+    try:
+        return pool_change(old, new, context.run, len(context.runs), settings)
+    except NotAnInput as exc:
+        raise InputError(str(exc)) from exc

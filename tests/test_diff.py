@@ -107,9 +107,49 @@ def test_fail_on_and_exit_zero(tmp_path: Path) -> None:
 
 def test_markdown_for_a_reviewer(tmp_path: Path) -> None:
     old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new", BUDGET + ADDED.split(RUNNER)[1])
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--no-cache", "--format", "markdown"])
+    out = result.stdout
+    assert out.startswith("## sgtrace:") and "gate failed (added, budget)" in out.splitlines()[2]
+    assert "<summary>Added caps (1)</summary>" in out and "| reduce |" in out
+    assert "<summary>Budget formula, old and new (the steps explain evaluates)</summary>" in out
+    assert "1. `pkg/runner.py:7` `rest_memory = avail * self.mem_fraction_static`" in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif"])
+def test_one_verdict_line_on_stderr_in_every_format(tmp_path: Path, fmt: str) -> None:
+    old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new", ADDED)
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--no-cache", "--format", fmt])
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("sgtrace: verdict:")]
+    assert line.endswith("caps: 1 added, 3 unchanged; budget formula unchanged; gate failed (added)")
+    assert result.exit_code == 1
+
+
+def test_the_text_shows_only_what_changed_in_a_changed_cap(tmp_path: Path) -> None:
+    old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new", CHANGED)
     out = CliRunner().invoke(cli, ["diff", str(old), str(new), "--no-cache"]).stdout
-    assert "### Budget formula changed" in out and "### Added caps (1)" in out
-    assert "| reduce |" in out
+    section = out[out.index("changed caps (1):") :]
+    assert (
+        "    when: self.server_args.max_total_tokens is not None\n      ->  self.server_args.max_total_tokens\n"
+        in section
+    )
+    assert "code:" in section and "---" not in section  # the same code: one line, no diff
+
+
+def test_a_start_up_under_both_trees(tmp_path: Path) -> None:
+    inputs = ["--set", "avail=20", "--set", "total=80", "--set", "mem_fraction_static=0.9"]
+    code, payload = _diff(tmp_path, BUDGET, *inputs, "--fail-on", "pool")
+    assert payload["kv_budget_gb"] == {"old": pytest.approx(12.0), "new": pytest.approx(18.0)}
+    assert payload["run"]["left_out"] == {"old": [], "new": ["total"]}  # the new formula has no `total`
+    assert code == 1  # the pool changed and --fail-on names it
+    same, payload = _diff(tmp_path / "same", RUNNER, *inputs, "--fail-on", "pool")
+    assert payload["kv_budget_gb"] == {"old": pytest.approx(12.0), "new": pytest.approx(12.0)} and same == 0
+    typo = CliRunner().invoke(cli, ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--no-cache",
+                                    "--set", "avial=20"])  # fmt: skip
+    assert typo.exit_code == 2
+    assert (
+        typo.stderr.strip()
+        == "sgtrace: error: --set avial: not an input of either release's formula, caps or ServerArgs"
+    )
 
 
 def test_fingerprint_ignores_lines_and_formatting() -> None:
@@ -117,7 +157,9 @@ def test_fingerprint_ignores_lines_and_formatting() -> None:
     moved_down = Cap("a.py", 40, "m.R", "R.f", "x", "min", (), (), "self.x = min(\n    self.x, y\n)")
     assert fingerprint(cap) == fingerprint(moved_down)
     site = BudgetSite("a.py", 3, "rest = a - b * (1 - f)", ())
-    assert compare([cap], [moved_down], [site], [site]) == compare([], [], [site], [site])
+    result = compare([cap], [moved_down], [site], [site])
+    assert (result.added, result.removed, result.changed, result.moved, result.unchanged) == ((), (), (), (), 1)
+    assert result.budget_changed is None
 
 
 def test_check_against_a_baseline(tmp_path: Path) -> None:
@@ -132,15 +174,65 @@ def test_check_against_a_baseline(tmp_path: Path) -> None:
     data["caps"][0]["comment"] = "reviewed: expected"
     baseline.write_text(json.dumps(data))
     same = runner.invoke(cli, ["check", str(old), "--baseline", str(baseline), "--no-cache"])
-    assert same.exit_code == 0 and "No change" in same.stdout
+    assert same.exit_code == 0 and "caps: 3 unchanged; budget formula unchanged; gate passed" in same.stdout
     rewritten = runner.invoke(cli, ["check", str(old), "--write-baseline", str(baseline), "--no-cache"])
     assert rewritten.exit_code == 0 and "reviewed: expected" in baseline.read_text()
     new = _tree(tmp_path / "new", ADDED)
     gated = runner.invoke(cli, ["check", str(new), "--baseline", str(baseline), "--no-cache"])
-    assert gated.exit_code == 1 and "Added caps (1)" in gated.stdout
+    assert gated.exit_code == 1 and "added caps (1):" in gated.stdout
+    moved = runner.invoke(cli, ["check", str(_tree(tmp_path / "moved", MOVED)), "--baseline", str(baseline),
+                                "--no-cache", "--format", "json"])  # fmt: skip
+    assert (moved.exit_code, len(json.loads(moved.stdout)["moved"])) == (0, 3)
     broken = tmp_path / "broken.json"
     broken.write_text("{}")
     assert runner.invoke(cli, ["check", str(new), "--baseline", str(broken), "--no-cache"]).exit_code == 2
+
+
+def test_check_fails_closed_when_a_file_that_held_a_cap_cannot_be_decoded(tmp_path: Path) -> None:
+    from tests.sarif_schema import assert_valid_sarif
+
+    tree = _tree(tmp_path / "tree")
+    baseline = tmp_path / "baseline.json"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", str(tree), "--write-baseline", str(baseline), "--no-cache"]).exit_code == 0
+    runner_py = tree / "pkg" / "runner.py"
+    runner_py.write_bytes(b'NOTE = "\xff\xfe"\n' + runner_py.read_bytes())  # not UTF-8, no coding line
+    args = ["check", str(tree), "--baseline", str(baseline), "--no-cache", "--fail-on", "added"]
+    gated = runner.invoke(cli, args)
+    assert gated.exit_code == 1  # not "removed" and exit 0: --fail-on does not include removed
+    assert "pkg/runner.py:1: cannot decode" in gated.stderr  # the per-file error, as the other commands print it
+    assert "gate failed (unreadable files held caps)" in gated.stderr
+    assert "caps in files the new tree could not analyse (not counted as removed) (3):" in gated.stdout
+    payload = json.loads(runner.invoke(cli, [*args, "--format", "json"]).stdout)
+    assert payload["removed"] == [] and len(payload["unreadable"]) == 3 and payload["verdict"]["failed"]
+    log = json.loads(runner.invoke(cli, [*args, "--format", "sarif"]).stdout)
+    [invocation] = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    notes = invocation["toolExecutionNotifications"]
+    assert {n["level"] for n in notes} == {"error"} and len(notes) == 3
+    assert {n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes} == {"pkg/runner.py"}
+    assert_valid_sarif(log)
+    report_only = runner.invoke(cli, [*args, "--exit-zero"])
+    assert report_only.exit_code == 0 and "gate passed (--exit-zero; it would fail on" in report_only.stderr
+
+
+def test_a_baseline_written_before_exits_were_recorded_still_matches(tmp_path: Path) -> None:
+    early_exit = RUNNER.replace(
+        "        self.max_total_num_tokens = self.profile(total, avail)\n",
+        "        self.max_total_num_tokens = self.profile(total, avail)\n        if self.server_args.skip:\n"
+        "            return\n",
+    )
+    tree = _tree(tmp_path / "tree", early_exit)
+    baseline = tmp_path / "baseline.json"
+    runner = CliRunner()
+    runner.invoke(cli, ["check", str(tree), "--write-baseline", str(baseline), "--no-cache"])
+    data = json.loads(baseline.read_text())
+    assert any(c["exits"] for c in data["caps"])
+    for cap in data["caps"]:
+        del cap["exits"]
+    baseline.write_text(json.dumps(data))
+    same = runner.invoke(cli, ["check", str(tree), "--baseline", str(baseline), "--no-cache"])
+    assert same.exit_code == 0 and "caps: 3 unchanged" in same.stdout
 
 
 def test_diff_sarif_locates_results_in_new(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ def to_baseline(result: CapsResult, comments: dict[str, str] | None = None) -> s
                 "target": c.target,
                 "code": c.code,
                 "guard": list(c.guard),
+                "exits": list(c.exits),
                 "knobs": list(c.knobs),
                 "path": c.path,
                 "line": c.line,
@@ -48,7 +49,10 @@ def to_baseline(result: CapsResult, comments: dict[str, str] | None = None) -> s
 
 
 def from_baseline(text: str) -> tuple[dict[str, Any], list[BudgetSite], list[Cap], dict[str, str]]:
-    """(header, budget sites, caps, comments by fingerprint); raises ValueError on anything else."""
+    """(header, budget sites, caps, comments by fingerprint); raises ValueError on anything else.
+
+    The header's ``exits`` says whether the baseline records the caps' exits.
+    """
     try:
         payload = json.loads(text)
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -69,6 +73,7 @@ def from_baseline(text: str) -> tuple[dict[str, Any], list[BudgetSite], list[Cap
                 knobs=tuple(c["knobs"]),
                 code=str(c["code"]),
                 approximate=bool(c.get("approximate", False)),
+                exits=tuple(c.get("exits", ())),
             )
             for c in payload["caps"]
         ]
@@ -76,4 +81,6 @@ def from_baseline(text: str) -> tuple[dict[str, Any], list[BudgetSite], list[Cap
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not an sgtrace baseline: {exc}") from exc
     header = {k: payload.get(k) for k in ("sgtrace", "attribute", "budget", "root")}
+    # written before exits were recorded: compare without them rather than report every exit as new
+    header["exits"] = all("exits" in c for c in payload["caps"])
     return header, sites, caps, comments

@@ -97,8 +97,7 @@ def build(
     """
     texts = mentioning(files, budget)  # read once, searched twice
     args = read_args(texts, budget)
-    conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
-    _check_settings(settings, args, sites, conditions, budget)
+    _check_settings(settings, args, sites, _conditions(caps, paths), budget)
     if want.run is not None and not 1 <= want.run <= len(runs):
         raise BadInput(f"--run {want.run}: the log has {len(runs)} start-up(s)")
     chosen = runs[pick(runs, want.run) - 1] if runs else None
@@ -157,15 +156,33 @@ def _check_settings(
 
     Numbers where numeric.
     """
-    words = {budget, "gpu_mem", *QUANTITIES, *args.fields}
-    for text in [site.code for site in sites] + conditions:
-        words.update(_identifiers(text))
+    words = _words(args, sites, conditions, budget)
     numeric = {budget, "gpu_mem", *QUANTITIES, *args.numeric}
     for name, value in settings.items():
         if name not in words:
             raise BadInput(f"--set {name}: not an input of this release's formula, caps or ServerArgs")
         if name in numeric and value is not None and (isinstance(value, (str, bool))):
             raise BadInput(f"--set {name}={value}: not a number")
+
+
+def inputs(
+    files: Sequence[SourceFile], sites: list[BudgetSite], caps: list[Cap], budget: str, paths: Paths | None = None
+) -> frozenset[str]:
+    """The names ``--set`` may supply for a release (what :func:`build` accepts): see :func:`_check_settings`."""
+    args = read_args(mentioning(files, budget), budget)
+    return frozenset(_words(args, sites, _conditions(caps, paths), budget))
+
+
+def _conditions(caps: list[Cap], paths: Paths | None) -> list[str]:
+    """The caps' conditions and those of the calls that reach them."""
+    return [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
+
+
+def _words(args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str) -> set[str]:
+    words = {budget, "gpu_mem", *QUANTITIES, *args.fields}
+    for text in [site.code for site in sites] + conditions:
+        words.update(_identifiers(text))
+    return words
 
 
 def _identifiers(code: str) -> set[str]:

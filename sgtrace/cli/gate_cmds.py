@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,65 +28,132 @@ from sgtrace.model import ExitCode
 _DIFF_EPILOG = """\b
 Examples:
   sgtrace diff sglang==0.5.9 sglang==0.5.23
+  sgtrace diff sglang==0.5.9 sglang==0.5.23 --log server.log --set mm_reservation_gb=0
   sgtrace diff v0.5.9 HEAD --git ~/src/sglang                # git revisions of a checkout
+  sgtrace diff sglang==0.5.9 sglang==0.5.23 --format markdown > comment.md
   sgtrace diff sglang==0.5.9 sglang==0.5.23 --format sarif > caps.sarif
-  sgtrace diff old/ new/ --fail-on added,budget
+  sgtrace diff old/ new/ --fail-on added,budget,pool
 
 \b
+Caps are paired by what they do, not where they are (docs/diff.md): moved
+(the same code, conditions and knobs elsewhere), changed (what differs is
+shown), added and removed (nothing like them on the other side). With --log
+or --set, the start-up is evaluated with both releases' budget formulas.
+One verdict line goes to stderr in every format.
 Exit codes (as ruff and semgrep): 0 nothing new, 1 a change named by --fail-on
-(default added,changed,budget), 2 usage or input error; --exit-zero always 0.
+(default added,changed,budget) or a cap's file that can no longer be
+analysed, 2 usage or input error; --exit-zero always 0.
 """
 
 _CHECK_EPILOG = """\b
 Examples:
   sgtrace check sglang==0.5.9 --write-baseline sgtrace-baseline.json
   sgtrace check sglang==0.5.23 --baseline sgtrace-baseline.json
+  sgtrace check sglang==0.5.23 --baseline sgtrace-baseline.json --log server.log --set mm_reservation_gb=0
   sgtrace check vendor/sglang --baseline sgtrace-baseline.json --format sarif > caps.sarif
-"""
 
-_FAIL_ON = ("added", "removed", "changed", "moved", "budget")
+\b
+The baseline is the old side: its caps are paired with the tree's as diff
+pairs them, and a start-up is evaluated with its recorded formula. A file
+that held a baseline cap and cannot be read or parsed now fails the gate
+(exit 1), whatever --fail-on says; exit codes otherwise as diff's.
+"""
 
 
 def _fail_on(_ctx: click.Context, _param: click.Parameter, value: str) -> frozenset[str]:
+    from sgtrace.analyses.verdict import FAIL_ON
+
     kinds = frozenset(k.strip() for k in value.split(",") if k.strip())
-    unknown = kinds - set(_FAIL_ON)
+    unknown = kinds - set(FAIL_ON)
     if unknown:
-        raise click.BadParameter(f"unknown {', '.join(sorted(unknown))}; choose from {', '.join(_FAIL_ON)}")
+        raise click.BadParameter(f"unknown {', '.join(sorted(unknown))}; choose from {', '.join(FAIL_ON)}")
     return kinds
 
 
-def _gate_options(function: Any) -> Any:
+@dataclass(frozen=True, slots=True)
+class GateFlags:
+    """How the gate reports and when it fails, and the start-up to evaluate under both trees."""
+
+    fmt: str
+    fail_on: frozenset[str]
+    exit_zero: bool
+    log: bytes | None
+    run: int | None
+    settings: dict[str, object]
+
+
+_GATE_NAMES = ("fmt", "fail_on", "exit_zero", "log_file", "run_index", "settings")
+
+
+def _gate_options(function: Callable[..., Any]) -> Any:
+    """--format, --fail-on, --exit-zero, and --log/--run/--set as explain takes them, handed over as ``gate``."""
+
+    @functools.wraps(function)
+    def with_gate(**kwargs: Any) -> Any:
+        fmt, fail_on, exit_zero, log_file, run_index, settings = (kwargs.pop(name) for name in _GATE_NAMES)
+        log = log_file.read() if log_file is not None else None
+        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, _settings(settings)), **kwargs)
+
     options = [
-        click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
-                     show_default=True, help="text is Markdown, for a pull-request comment."),
+        click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "sarif"]), default="text",
+                     show_default=True, help="markdown is made for a pull-request comment."),
         click.option("--fail-on", default="added,changed,budget", show_default=True, callback=_fail_on,
-                     help=f"Changes that exit 1: {', '.join(_FAIL_ON)}."),
+                     help="Changes that exit 1: added, removed, changed, moved, budget, pool."),
         click.option("--exit-zero", is_flag=True, help="Always exit 0 (report only)."),
+        click.option("--log", "log_file", type=click.File("rb"),
+                     help="An SGLang log or journal ('-': standard input): its start-up under both trees."),
+        click.option("--run", "run_index", type=click.IntRange(min=1), help="Evaluate start-up N (1 = the oldest)."),
+        click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="Supply or override an input, as explain takes it (given to the trees that have it)."),
     ]  # fmt: skip
+    wrapped: Any = with_gate
     for option in reversed(options):
-        function = option(function)
-    return function
+        wrapped = option(wrapped)
+    return wrapped
 
 
-def _gate(fmt: str, old: str, new: str, attribute: str, result: Any, fail_on: frozenset[str], exit_zero: bool) -> None:
-    """Render a comparison and exit as the gate says."""
-    from sgtrace.report import diff_report
+def _settings(settings: Sequence[str]) -> dict[str, object]:
+    """--set NAME=VALUE pairs, as explain reads them (one line and exit 2 on a malformed one)."""
+    from sgtrace.analyses.logs import parse_value
 
-    if fmt == "json":
-        click.echo(diff_report.render_json(old, new, result), nl=False)
-    elif fmt == "sarif":
-        click.echo(diff_report.render_sarif(result), nl=False)
-    else:
-        click.echo(diff_report.render(old, new, attribute, result))
-    found = {
-        "added": bool(result.added),
-        "removed": bool(result.removed),
-        "changed": bool(result.changed),
-        "moved": bool(result.moved),
-        "budget": result.budget_changed is not None,
-    }
-    failing = any(found[kind] for kind in fail_on)
-    sys.exit(ExitCode.FOUND if exit_zero or not failing else ExitCode.NOT_FOUND)
+    values: dict[str, object] = {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        if not sep or not name.strip().isidentifier():
+            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
+            sys.exit(ExitCode.ERROR)
+        values[name.strip()] = parse_value(value.strip())
+    return values
+
+
+def _gate(
+    old: str, new: str, attribute: str, budget: str, result: Any, gate: GateFlags, debug: bool, errors: Any = ()
+) -> None:
+    """Render a comparison, say the verdict on stderr, and exit as the gate says."""
+    from sgtrace.analyses.verdict import verdict
+    from sgtrace.report import diff_markdown, diff_report, diff_text
+    from sgtrace.report.diff_parts import verdict_line
+
+    found = verdict(result, gate.fail_on, gate.exit_zero)
+
+    def render() -> str:
+        if gate.fmt == "json":
+            return diff_report.render_json(old, new, result, found)
+        if gate.fmt == "sarif":
+            return diff_report.render_sarif(result, tuple(errors))
+        if gate.fmt == "markdown":
+            return diff_markdown.render(old, new, attribute, budget, result, found)
+        return diff_text.render(old, new, attribute, budget, result, found)
+
+    click.echo(_guarded(debug, render), nl=False)
+    _warn(f"verdict: {verdict_line(old, new, found, result)}")
+    sys.exit(ExitCode.NOT_FOUND if found.failed else ExitCode.FOUND)
+
+
+def _want(gate: GateFlags) -> Any:
+    from sgtrace.analyses.operator import Want
+
+    return Want(gate.run)
 
 
 @cli.command(epilog=_DIFF_EPILOG)
@@ -101,9 +171,7 @@ def diff(
     repository: str | None,
     attribute: str,
     budget: str,
-    fmt: str,
-    fail_on: frozenset[str],
-    exit_zero: bool,
+    gate: GateFlags,
     max_nodes: int,
     strict_types: bool,
     flags: RunFlags,
@@ -114,11 +182,12 @@ def diff(
     def run() -> Any:
         options = _run_options(flags)
         before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository, options.limits)
-        return api.diff(_query(attribute, max_nodes, strict_types), budget, before, after, options)
+        query = _query(attribute, max_nodes, strict_types)
+        return api.diff(query, budget, before, after, options, gate.log, gate.settings, _want(gate))
 
     before, after, result = _guarded(flags.debug, run)
     _echo_errors((*before.errors, *after.errors), (*before.shadowed, *after.shadowed))
-    _gate(fmt, old, new, attribute, result, fail_on, exit_zero)
+    _gate(old, new, attribute, budget, result, gate, flags.debug, after.errors)
 
 
 @cli.command(epilog=_CHECK_EPILOG)
@@ -134,44 +203,55 @@ def check(
     write_baseline: Path | None,
     attribute: str,
     budget: str,
-    fmt: str,
-    fail_on: frozenset[str],
-    exit_zero: bool,
+    gate: GateFlags,
     max_nodes: int,
     strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """Gate an upgrade: compare the caps of PATH or SPEC with a committed baseline (or write one)."""
     from sgtrace import api
-    from sgtrace.analyses.baseline import from_baseline, to_baseline
-    from sgtrace.analyses.diff import compare
 
     if (baseline is None) == (write_baseline is None):
         raise click.UsageError("give exactly one of --baseline FILE or --write-baseline FILE")
-    recorded = None
-    if baseline is not None:
-        try:
-            recorded = from_baseline(baseline.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            _warn(f"error: cannot read baseline {baseline}: {exc}")
-            sys.exit(ExitCode.ERROR)
+    if write_baseline is not None:
+        _write_baseline(write_baseline, target, attribute, budget, max_nodes, strict_types, flags)
+    assert baseline is not None
+    try:
+        recorded = baseline.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        _warn(f"error: cannot read baseline {baseline}: {exc}")
+        sys.exit(ExitCode.ERROR)
+
+    def run() -> Any:
+        tree, options = _one_tree(target, flags)
+        query = _query(attribute, max_nodes, strict_types)
+        return api.check(query, budget, tree, options, recorded, gate.log, gate.settings, _want(gate))
+
+    header, current, result = _guarded(flags.debug, run)
+    _echo_errors(current.errors, current.shadowed)
+    old = f"baseline ({header.get('root')})"
+    _gate(old, current.root, attribute, budget, result, gate, flags.debug, current.errors)
+
+
+def _write_baseline(
+    path: Path, target: str | None, attribute: str, budget: str, max_nodes: int, strict_types: bool, flags: RunFlags
+) -> None:
+    """Write the caps of the tree as a baseline (keeping a reviewer's comments) and exit."""
+    from sgtrace import api
+    from sgtrace.analyses.baseline import from_baseline, to_baseline
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
         return api.caps(_query(attribute, max_nodes, strict_types), budget, tree, options)
 
     current = _guarded(flags.debug, run)
-    if write_baseline is not None:
-        comments = {}
-        if write_baseline.exists():
-            try:
-                comments = from_baseline(write_baseline.read_text(encoding="utf-8"))[3]
-            except (OSError, ValueError):
-                comments = {}
-        write_baseline.write_text(to_baseline(current, comments), encoding="utf-8")
-        _warn(f"wrote {write_baseline}: {len(current.caps)} caps, {len(current.budget_sites)} budget sites")
-        sys.exit(ExitCode.FOUND)
-    assert recorded is not None
-    header, sites, caps, _ = recorded
-    result = compare(caps, current.caps, sites, current.budget_sites)
-    _gate(fmt, f"baseline ({header.get('root')})", current.root, attribute, result, fail_on, exit_zero)
+    _echo_errors(current.errors, current.shadowed)
+    comments = {}
+    if path.exists():
+        try:
+            comments = from_baseline(path.read_text(encoding="utf-8"))[3]
+        except (OSError, ValueError):
+            comments = {}
+    path.write_text(to_baseline(current, comments), encoding="utf-8")
+    _warn(f"wrote {path}: {len(current.caps)} caps, {len(current.budget_sites)} budget sites")
+    sys.exit(ExitCode.FOUND)

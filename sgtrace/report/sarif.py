@@ -13,8 +13,18 @@ from sgtrace.model import Cap
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render(results: list[dict[str, Any]], subject: str = "", default_level: str | None = None) -> str:
-    """A SARIF log with one rule per cap category (described for *subject*, if given) and *results*."""
+def render(
+    results: list[dict[str, Any]],
+    subject: str = "",
+    default_level: str | None = None,
+    notifications: list[dict[str, Any]] | None = None,
+    succeeded: bool = True,
+) -> str:
+    """A SARIF log with one rule per cap category (described for *subject*, if given) and *results*.
+
+    With *notifications* (what went wrong while analysing, see :func:`notification`), the run carries
+    an invocation that holds them and says whether the analysis *succeeded*.
+    """
     rules = []
     for category, reason in CATEGORIES.items():
         rule: dict[str, Any] = {
@@ -25,12 +35,20 @@ def render(results: list[dict[str, Any]], subject: str = "", default_level: str 
         if default_level is not None:
             rule["defaultConfiguration"] = {"level": default_level}
         rules.append(rule)
-    log = {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}}, "results": results}],
-    }
+    run: dict[str, Any] = {"tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}}}
+    if notifications is not None:
+        run["invocations"] = [{"executionSuccessful": succeeded, "toolExecutionNotifications": notifications}]
+    run["results"] = results
+    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def notification(path: str, line: int, message: str, level: str) -> dict[str, Any]:
+    """A tool execution notification on a file (and a line, when known): a problem met while analysing."""
+    location: dict[str, Any] = {"artifactLocation": {"uri": path}}
+    if line > 0:
+        location["region"] = {"startLine": line}
+    return {"level": level, "message": {"text": message}, "locations": [{"physicalLocation": location}]}
 
 
 def result(cap: Cap, level: str, message: str, fingerprint: str | None = None) -> dict[str, Any]:
