@@ -12,11 +12,12 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_of, solve, statuses, value_of
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
-from sgtrace.analyses.logs import QUANTITIES, LogError, decode
+from sgtrace.analyses.logs import QUANTITIES, LogError
+from sgtrace.analyses.logstream import DEFAULT_MAX_BYTES, relevant_lines
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
 from sgtrace.analyses.startups import StartUp, facts, pick, split
@@ -69,13 +70,12 @@ class Want:
     tokens: int | None = None
 
 
-def read_runs(log: bytes | str) -> list[StartUp]:
-    """The start-ups of a log given as bytes (maybe gzip) or text; BadInput if it has none."""
+def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> list[StartUp]:
+    """The start-ups of a log given as bytes, text or a binary stream (maybe gzip); BadInput if it has none."""
     try:
-        text = decode(log) if isinstance(log, bytes) else log
+        runs = split(relevant_lines(log, max_bytes))
     except LogError as exc:
         raise BadInput(str(exc)) from exc
-    runs = split(text)
     if not runs:
         raise BadInput("no SGLang start-up in the log (no server_args= line, service start or memory figures)")
     return runs
@@ -101,7 +101,7 @@ def build(
     _check_settings(settings, args, sites, conditions, budget)
     if want.run is not None and not 1 <= want.run <= len(runs):
         raise BadInput(f"--run {want.run}: the log has {len(runs)} start-up(s)")
-    chosen = runs[pick(runs, want.run) - 1] if runs else None
+    chosen = next((run for run in runs if run.index == pick(runs, want.run)), None) if runs else None
     known: dict[str, Any] = dict(facts(chosen)) if chosen else {}
     known.update(settings)
     status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known)}
