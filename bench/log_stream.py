@@ -33,7 +33,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "logs" / "kimi_three_startups.journal"
 TRAFFIC = (
     "{stamp} h20-node-03 python3[{pid}]: [{when} TP0] Decode batch. #running-req: {n}, #token: {t}, token usage: 0.21,"
     " cuda graph: True, gen throughput (token/s): 412.77, #queue-req: 0\n",
-    "{stamp} h20-node-03 python3[{pid}]: [{when}] INFO:     10.20.1.{n}:52210 - \"POST /v1/chat/completions HTTP/1.1\""
+    '{stamp} h20-node-03 python3[{pid}]: [{when}] INFO:     10.20.1.{n}:52210 - "POST /v1/chat/completions HTTP/1.1"'
     " 200 OK\n",
     "{stamp} h20-node-03 python3[{pid}]: [{when} TP0] Prefill batch. #new-seq: 1, #new-token: {t}, #cached-token: 0,"
     " token usage: 0.21, #running-req: {n}, #queue-req: 0\n",

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from sgtrace.discover import Listing, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
@@ -49,14 +49,23 @@ __all__ = [
 ]
 
 
+#: The decompressed size of a log read by default (see analyses.logstream).
+DEFAULT_MAX_LOG_BYTES = 2 << 30
+
+
 class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
 
 def resolve_targets(
-    targets: Sequence[str], cache_dir: Path | None, notify: Callable[[str], None], git: str | None = None
+    targets: Sequence[str],
+    cache_dir: Path | None,
+    notify: Callable[[str], None],
+    git: str | None = None,
+    sample: bool = True,
 ) -> list[Target]:
-    """Resolve PATH|SPEC arguments (none: the embedded default; revisions with *git*), telling *notify*."""
+    """Resolve PATH|SPEC arguments (none: the installed sglang, else the embedded sample -- or, without *sample*,
+    an InputError; revisions with *git*), telling *notify*."""
     from sgtrace.cache import default_dir
 
     fetch_dir = cache_dir or default_dir()
@@ -64,7 +73,7 @@ def resolve_targets(
     wanted: list[str | None] = list(targets) or [None]
     for text in wanted:
         try:
-            target = resolve(text, fetch_dir, git)
+            target = resolve(text, fetch_dir, git, sample)
         except FetchError as exc:
             raise InputError(str(exc)) from exc
         if target.note:
@@ -294,31 +303,41 @@ def explain(
     budget: str,
     target: Target,
     options: RunOptions,
-    log: bytes | str | None,
+    log: bytes | str | BinaryIO | None,
     settings: dict[str, object],
     want: Want | None = None,
+    *,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
 ) -> tuple[CapsResult, Explanation, Context]:
     """The budget formula found in the code, evaluated with a log's start-up and ``--set`` values.
 
-    *log* is the log's bytes (plain, journal, docker, gzip) or text; *want* picks the start-up and asks
-    for a pool (what-if). A log that cannot be read, a ``--set`` that names nothing or is not a number
-    where one is needed, and a start-up that is not there are an InputError.
+    *log* is the log's bytes, text or a binary stream (plain, journal, docker, gzip: read as a stream, at most
+    *max_log_bytes* once decompressed); *want* picks the start-up and asks for a pool (what-if).
+    *server_info* (the JSON of ``/get_server_info``) and *command* (a launch command, unit file or script)
+    give server arguments. A log that cannot be read, a ``--set`` that names nothing or is not a number in
+    its range where one is needed, figures that contradict each other and a start-up that is not there are
+    an InputError.
     """
     import dataclasses
 
     from sgtrace.analyses.explain import where_set
-    from sgtrace.analyses.operator import BadInput, Want, build, read_runs
+    from sgtrace.analyses.launch import release_version
+    from sgtrace.analyses.operator import BadInput, Given, Want, build, read_runs
     from sgtrace.analyses.reached import read_paths
     from sgtrace.graph.reach import REACH
 
     try:
-        runs = read_runs(log) if log is not None else []
+        runs = read_runs(log, max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         listing = _discover(target, options)
         traced = trace(query, target, options, listing, reach=True)
         found = _caps(traced, budget)
         paths = read_paths(traced.graph.graph.get(REACH))
         sites, capped = list(found.budget_sites), list(found.caps)
-        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths)
+        version = _spec_version(target.display) or release_version(list(listing.files))
+        given = Given(settings, command or "", server_info or b"", version)
+        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     origins = where_set(traced.graph, result.steps)
@@ -326,6 +345,12 @@ def explain(
         name: f"{how} (set at {origins[name]})" if name in origins else how for name, how in result.missing.items()
     }
     return found, dataclasses.replace(result, missing=missing), context
+
+
+def _spec_version(display: str) -> str:
+    """The version a ``name==X`` spec names, "" for a path."""
+    name, sep, version = display.partition("==")
+    return version if sep and name and version else ""
 
 
 def diff(

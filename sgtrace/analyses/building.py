@@ -104,7 +104,7 @@ class Building:
         elif kind == "command":
             self.command = self.command or event.detail
         elif kind == "version":
-            self.version = self.version or (event.detail, line.number)
+            self.version = (event.detail, line.number)
         elif kind == "scheduler":
             self._scheduler(event)
         elif kind == "avail" and line.rank in self.ranks:

@@ -145,7 +145,7 @@ def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
         if RELEVANT.search(data, start, stop):
             number += data.count(b"\n", counted, start)
             counted = start
-            yield number + 1, data[start:stop]
+            yield number + 1, data[start : min(stop, start + MAX_LINE)]
         position = stop + 1
 
 

@@ -87,7 +87,7 @@ class StartUp:
     derived: tuple[str, ...] = ()
     #: The arguments of a launch command the log shows (``python -m sglang.launch_server ...``), "" if none.
     command: str = ""
-    #: (version, line) of the SGLang version the log names, if it names one.
+    #: (version, line) of the SGLang version the log names in it or before it, if it names one.
     version: tuple[str, int] | None = None
     #: Why the lines cannot say for sure which of them belong to it (a filtered log's gaps), empty if they can.
     doubts: tuple[str, ...] = ()
@@ -111,7 +111,8 @@ def split(log: str | Iterable[LogLine]) -> list[StartUp]:
             if current is not None:
                 count += 1
                 kept.append(_finish(count, current))
-            current = Building(line, reason.removeprefix(UNSURE))
+            named = current.version if current is not None else None  # a version named earlier still holds
+            current = Building(line, reason.removeprefix(UNSURE), version=named)
             if reason.startswith(UNSURE):
                 current.doubts.append(f"it may begin before line {line.number}: {current.begun_by}")
             for before in early:
