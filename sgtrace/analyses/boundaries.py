@@ -41,6 +41,8 @@ from sgtrace.analyses.events import DRAFT_TYPE, PHASES, Event
 
 #: SGLang's clock going back by more than this many seconds begins a start-up (ranks' lines interleave a little).
 BACK_S = 60.0
+#: Other ranks' lines may trail a death by this many seconds.
+DEATH_S = 15.0
 #: Steps of a start-up that take seconds (nothing to load or capture between them): a longer gap is a new one.
 SHORT_S = 120.0
 #: Across a step that can take long (loading, capturing) and that the log does not show, the lines cannot say
@@ -50,7 +52,7 @@ UNSURE_S = 600.0
 #: Begins the begun_by of a start-up whose beginning the lines cannot tell for sure.
 UNSURE = "maybe "
 #: Ranks of one start-up are at the same stage within this many seconds: they leave each collective together...
-TIGHT_S = 60.0
+TIGHT_S = 30.0
 #: ... and drift apart by at most this much while each loads its weights.
 SPREAD_S = 180.0
 #: Stage (model * 10 + phase) -> the stage no rank has reached while a rank still logs it: the collectives of
@@ -131,9 +133,15 @@ def _clock(run: Building, event: Event, stage: int) -> str:
 
 def doubt(run: Building, event: Event, slot: int | None) -> str:
     """Why the lines cannot say for sure that *event*, filed in *run*, belongs to it ("" if they can)."""
-    if slot is None or event.line.seconds is None or run.last_seconds is None or run.top_stage < 0:
+    if event.kind == "scheduler":
+        stage = SCHEDULER_STAGE
+    elif event.kind in PHASES and slot is not None:
+        stage = slot * 10 + PHASES[event.kind]
+    else:
         return ""
-    gap, allowed, untimed = _gap(run, event, slot * 10 + PHASES[event.kind] if event.kind in PHASES else 20)
+    if event.line.seconds is None or run.last_seconds is None or run.top_stage < 0:
+        return ""
+    gap, allowed, untimed = _gap(run, event, stage)
     if untimed and gap > allowed:
         return (
             f"line {event.line.number} comes {_duration(gap)} after the line before, across {untimed} the log"
@@ -168,8 +176,8 @@ def _after_end(run: Building, event: Event) -> str:
     seconds = event.line.seconds
     if run.ready or run.ended == "stopped":
         return f"a start-up line after the server {'got ready' if run.ready else 'stopped'}"
-    if run.ended.startswith("died"):
-        if seconds is None or run.died_at is None or seconds - run.died_at > BACK_S:
+    if run.ended.startswith("died"):  # the other ranks are killed within seconds; their last lines may trail
+        if seconds is None or run.died_at is None or seconds - run.died_at > DEATH_S:
             return "a start-up line after the server died"
     if run.scheduler_at is not None and event.kind in PHASES:
         rank, at = run.scheduler_at
@@ -264,9 +272,10 @@ def _may_be_draft(run: Building, target: Model, event: Event) -> bool:
         if usage is not None and target_usage is not None:
             return usage < 0.5 * target_usage[0]  # a draft is far smaller than its target
         return bool(target.type) and event.model_type != target.type
-    if kind == "kv":
-        pool = target.figures.get("kv_gb")
-        return figures.get("kv_gb", 0.0) < 0.5 * pool[0] if pool else speculative
+    if kind == "kv":  # a draft's pool is far smaller; a pool of another form (K and V, or one KV) is another model's
+        pool, size = target.figures.get("kv_gb"), figures.get("kv_gb", 0.0)
+        other_form = target.split_kv is not None and target.split_kv != event.split_kv
+        return (size < 0.5 * pool[0] or (other_form and size < pool[0])) if pool else speculative
     if kind == "pool_end":
         free_after = target.figures.get("avail_after_pool_gb")
         return figures["avail_after_pool_gb"] < free_after[0] - 0.05 if free_after else speculative

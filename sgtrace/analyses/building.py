@@ -35,6 +35,8 @@ class Model:
     type: str = ""
     #: Captures that ended (a target's capture ends once a start-up).
     captures: set[str] = field(default_factory=set)
+    #: Whether its KV pool line gave K and V apart (MHA) or one KV size (MLA); None before that line.
+    split_kv: bool | None = None
 
 
 @dataclass
@@ -128,6 +130,8 @@ class Building:
         stage = slot * 10 + PHASES[event.kind]
         model.phase = max(model.phase, PHASES[event.kind])
         model.type = model.type or event.model_type
+        if event.kind == "kv":
+            model.split_kv = event.split_kv
         self.top_stage = max(self.top_stage, stage)
         for name, value in event.figures.items():
             if name == "left_gb":

@@ -48,9 +48,12 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
             parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}."
         else:
             parts[-1] += "."
-    parts.extend(f"{name} = {value:g} is implied by the log's own pool: no server_args= line gives it, and the"
-                 " release's formula gives that pool with it (assuming no cap bound the pool)."
-                 for name, value in sorted(result.implied.items()))  # fmt: skip
+    parts.extend(
+        f"{name} = {value:g} is implied by the log's own pool:"
+        f" {'no server_args= line gives it' if name == budget else 'no line gives it'}, and the release's formula"
+        " gives that pool with it (assuming no cap bound the pool)."
+        for name, value in sorted(result.implied.items())
+    )
     parts.append(_arithmetic(budget, result, context) or _multiplies(budget, result, context))
     parts.append(_binding(result, context))
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
