@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
@@ -52,6 +52,10 @@ __all__ = [
 ]
 
 
+#: The decompressed size of a log read by default (see analyses.logstream).
+DEFAULT_MAX_LOG_BYTES = 2 << 30
+
+
 class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
@@ -62,8 +66,10 @@ def resolve_targets(
     notify: Callable[[str], None],
     git: str | None = None,
     limits: Limits = Limits(),
+    sample: bool = True,
 ) -> list[Target]:
-    """Resolve PATH|SPEC arguments (none: the embedded default; revisions with *git*), telling *notify*."""
+    """Resolve PATH|SPEC arguments (none: the installed sglang, else the embedded sample -- or, without *sample*,
+    an InputError; revisions with *git*), telling *notify*."""
     from sgtrace.cache import default_dir
 
     fetch_dir = cache_dir or default_dir()
@@ -71,7 +77,7 @@ def resolve_targets(
     wanted: list[str | None] = list(targets) or [None]
     for text in wanted:
         try:
-            target = resolve(text, fetch_dir, git, limits)
+            target = resolve(text, fetch_dir, git, limits, sample)
         except FetchError as exc:
             raise InputError(str(exc)) from exc
         if target.note:
@@ -322,18 +328,35 @@ def explain(
     budget: str,
     target: Target,
     options: RunOptions,
-    log: bytes | str | None,
+    log: bytes | str | BinaryIO | None,
     settings: dict[str, object],
     want: Want | None = None,
+    *,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
 ) -> tuple[CapsResult, Explanation, Context]:
     """The budget formula found in the code, evaluated with a log's start-up and ``--set`` values.
 
-    *log* is the log's bytes (plain, journal, docker, gzip) or text; *want* picks the start-up and asks
-    for a pool (what-if). A log that cannot be read, a ``--set`` that names nothing or is not a number
-    where one is needed, and a start-up that is not there are an InputError.
+    *log* is the log's bytes, text or a binary stream (plain, journal, docker, gzip: read as a stream, at most
+    *max_log_bytes* once decompressed); *want* picks the start-up and asks for a pool (what-if).
+    *server_info* (the JSON of ``/get_server_info``) and *command* (a launch command, unit file or script)
+    give server arguments. A log that cannot be read, a ``--set`` that names nothing or is not a number in
+    its range where one is needed, figures that contradict each other and a start-up that is not there are
+    an InputError.
     """
-    found, result, context, _ = _explained(query, budget, target, options, log, settings, want)
+    given = _Server(server_info, command, max_log_bytes)
+    found, result, context, _ = _explained(query, budget, target, options, log, settings, want, server=given)
     return found, result, context
+
+
+@dataclass(frozen=True, slots=True)
+class _Server:
+    """What explain is told of the server besides its log: ``/get_server_info``, the launch command."""
+
+    server_info: bytes | str | None = None
+    command: str | None = None
+    max_log_bytes: int | None = None
 
 
 def _explained(
@@ -341,23 +364,25 @@ def _explained(
     budget: str,
     target: Target,
     options: RunOptions,
-    log: bytes | str | None,
+    log: bytes | str | BinaryIO | None,
     settings: Mapping[str, object],
     want: Want | None,
     only_inputs: bool = False,
+    server: _Server = _Server(),
 ) -> tuple[CapsResult, Explanation, Context, ReleasePool]:
     """:func:`explain`, and the release's pool record; with *only_inputs*, ``--set`` names that are not
     inputs of this release are left out (and said in the record) instead of an InputError."""
     import dataclasses
 
     from sgtrace.analyses.explain import where_set
-    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
+    from sgtrace.analyses.launch import release_version
+    from sgtrace.analyses.operator import BadInput, Given, Want, build, inputs, read_runs
     from sgtrace.analyses.reached import read_paths
     from sgtrace.analyses.upgrade import ReleasePool
     from sgtrace.graph.reach import REACH
 
     try:
-        runs = read_runs(log) if log is not None else []
+        runs = read_runs(log, server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         listing = _discover(target, options)
         traced = trace(query, target, options, listing, reach=True)
         found = _caps(traced, budget)
@@ -368,7 +393,9 @@ def _explained(
             known = inputs(listing.files, sites, capped, budget, paths)
             left_out = tuple(sorted(set(settings) - known))
             settings = {name: value for name, value in settings.items() if name in known}
-        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths)
+        version = _spec_version(target.display) or release_version(list(listing.files))
+        given = Given(settings, server.command or "", server.server_info or b"", version)
+        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     origins = where_set(traced.graph, result.steps)
@@ -391,6 +418,12 @@ def _computed_at(graph: object, result: Explanation, settings: Mapping[str, obje
         return tuple(name for name in settings if re.search(rf"\b{re.escape(name)}\b", code))
 
     return where_set(graph, [dataclasses.replace(step, missing=read(step.code)) for step in result.steps])
+
+
+def _spec_version(display: str) -> str:
+    """The version a ``name==X`` spec names, "" for a path."""
+    name, sep, version = display.partition("==")
+    return version if sep and name and version else ""
 
 
 def diff(

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from sgtrace.discover import printable
-from sgtrace.fetch import git_tree, installed_package, is_spec, release_dir, wheel_dir
+from sgtrace.fetch import FetchError, git_tree, installed_package, is_spec, release_dir, wheel_dir
 from sgtrace.model import Limits
 
 #: The package analysed when no path is given, if it is installed.
@@ -31,15 +31,18 @@ def sample_tree() -> Path:
     return Path(str(resources.files("sgtrace") / "sample"))
 
 
-def resolve(target: str | None, cache_dir: Path, git: str | None = None, limits: Limits = Limits()) -> Target:
+def resolve(
+    target: str | None, cache_dir: Path, git: str | None = None, limits: Limits = Limits(), sample: bool = True
+) -> Target:
     """Turn the command line's PATH|SPEC (or its absence, or a revision of *git*) into a tree on disk.
 
-    Raises FetchError for a spec or revision that cannot be fetched.
+    With no PATH|SPEC: the installed package, else the sample tree -- or, without *sample*, a FetchError
+    asking for one. Raises FetchError for a spec or revision that cannot be fetched.
     """
     if git is not None and target is not None:
         return Target(str(git_tree(git, target, cache_dir, limits)), printable(target))
     if target is None:
-        return _default()
+        return _default(sample)
     if is_spec(target):
         return Target(str(release_dir(target, cache_dir, limits)), target)
     if target.endswith(".whl") and Path(target).is_file():
@@ -47,10 +50,15 @@ def resolve(target: str | None, cache_dir: Path, git: str | None = None, limits:
     return Target(target, printable(target))
 
 
-def _default() -> Target:
+def _default(sample_allowed: bool = True) -> Target:
     installed = installed_package(DEFAULT_PACKAGE)
     if installed is not None:
         return Target(str(installed), str(installed), f"analysing the installed {DEFAULT_PACKAGE} at {installed}")
+    if not sample_allowed:
+        raise FetchError(
+            f"{DEFAULT_PACKAGE} is not installed: name the release that served the log"
+            f" ({DEFAULT_PACKAGE}==X.Y.Z, a wheel or a path to its source)"
+        )
     sample = sample_tree()
     return Target(
         str(sample),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,12 @@ def test_done_when_on_0_5_9(tmp_path: Path) -> None:
     assert round(data["kv_budget_gb"], 2) == 10.43 and data["observed_kv_gb"] == pytest.approx(10.42)
     assert len(data["runs"]) == 3 and data["run"] == 3
     assert [r["complete"] for r in data["runs"]] == [True, False, True]
-    assert "94.04 GB" in data["answer"] and "total_gpu_memory" in data["answer"]
+    assert "total_gpu_memory" in data["answer"]
+    # the formula's arithmetic beside the reading operators start from (the issue's 10.43, not 19.10)
+    assert (
+        "0.88 x 94.04 = 82.76 GB for weights and KV together; minus 72.33 GB of weights = 10.43 GB" in (data["answer"])
+    )
+    assert "Not 0.88 x 21.71 = 19.10 GB" in data["answer"]
     assert text.index("Start-up 3 of 3") < text.index("start-ups in the log") < text.index("formula:")
     for cap in data["caps"]:
         if cap["status"] == "applies":
@@ -150,3 +156,73 @@ def test_the_disaggregation_default_is_read_from_the_release(tmp_path: Path) -> 
     decode = _statuses(releases.MIDDLE, tmp_path, None, {"disaggregation_mode": "decode"})
     ((status, why),) = decode[("DecodePreallocQueue.__init__", "min")]  # built now; its own guard is the model's
     assert status == "unknown" and why.startswith("needs is_hybrid_swa (--set is_hybrid_swa=VALUE)"), why
+
+
+KIMI = FIXTURES / "logs" / "kimi_three_startups.journal"
+_PREFIX = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.-]+\[\d+\]: ")
+
+
+def _grepped(tmp_path: Path, pattern: str) -> Path:
+    """The kimi journal as ``journalctl -o cat | grep`` leaves it."""
+    lines = [_PREFIX.sub("", line) for line in KIMI.read_text().splitlines()]
+    path = tmp_path / "grepped.log"
+    path.write_text("\n".join(line for line in lines if re.search(pattern, line)) + "\n")
+    return path
+
+
+def _run(version: str, cache: Path, *args: str) -> tuple[int, dict[str, Any], str, str]:
+    base = ["explain", str(releases.release(version)), "--cache-dir", str(cache), *args]
+    data = CliRunner().invoke(cli, [*base, "--format", "json"])
+    text = CliRunner().invoke(cli, base)
+    return data.exit_code, json.loads(data.stdout), text.stdout, text.stderr
+
+
+def test_issue_17_done_when_the_operators_grep_on_0_5_9(tmp_path: Path) -> None:
+    """Only the Load weight end and max_total_num_tokens= lines of three start-ups: the latest alone."""
+    log = _grepped(tmp_path, r"(?i)max_total_num_tokens|Load weight end")
+    code, data, text, err = _run(releases.MIDDLE, tmp_path, "--log", str(log))
+    assert code == 2 and data["run"] == 3 and len(data["runs"]) == 3
+    run = data["runs"][2]
+    assert run["target"]["weights_gb"]["value"] == 72.33 and run["target"]["avail_before_weights_gb"]["value"] == 94.04
+    assert run["max_total_num_tokens"]["value"] == 159277 and run["left"]["value"] == 7.43 and run["doubts"] == []
+    assert run["model_types"] == ["DeepseekV3ForCausalLM", "DeepseekV3ForCausalLMNextN"]
+    assert list(data["missing"]) == ["mem_fraction_static"] and "--set mem_fraction_static=VALUE" in err
+    assert "Its lines show 72.33 GB of weights, 94.04 GB free before them, 159277 tokens." in data["answer"]
+    assert "7.43 GB is left unused at the end" in data["answer"]
+    code, data, text, _ = _run(releases.MIDDLE, tmp_path, "--log", str(log), "--set", "mem_fraction_static=0.88")
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43 and data["run"] == 3
+    assert "minus 72.33 GB of weights = 10.43 GB. Not 0.88 x 21.71 = 19.10 GB" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("version", [releases.OLDEST, releases.MIDDLE, releases.NEWEST])
+def test_issue_17_done_when_the_memory_lines_imply_the_fraction(tmp_path: Path, version: str) -> None:
+    log = _grepped(tmp_path, r"^(?!.*server_args)")
+    extra = ("--set", "mm_reservation_gb=0") if version == releases.NEWEST else ()  # its reservation is not logged
+    code, data, _, _ = _run(version, tmp_path, "--log", str(log), *extra)
+    assert code == 0 and data["implied"] == {"mem_fraction_static": 0.88}, (data["missing"], data["implied"])
+    assert round(data["kv_budget_gb"], 2) == 10.43 and data["observed_kv_gb"] == 10.42
+
+
+def test_issue_17_done_when_no_log_on_0_5_9(tmp_path: Path) -> None:
+    figures = [
+        "--set",
+        "mem_fraction_static=0.88",
+        "--set",
+        "weights_gb=72.33",
+        "--set",
+        "avail_after_weights_gb=21.71",
+    ]
+    code, data, text, _ = _run(releases.MIDDLE, tmp_path, *figures)
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43 and data["runs"] == []
+    assert "0.88 x 94.04 = 82.76 GB for weights and KV together; minus 72.33 GB of weights = 10.43 GB" in data["answer"]
+    assert "Not 0.88 x 21.71 = 19.10 GB" in data["answer"]
+
+
+def test_a_launch_command_is_read_with_0_5_9s_own_options(tmp_path: Path) -> None:
+    log = _grepped(tmp_path, r"(?i)max_total_num_tokens|Load weight end")
+    ps = tmp_path / "ps.txt"
+    ps.write_text("root 33907 ... /opt/venv/bin/python3 -m sglang.launch_server --model-path /models/Kimi-K2 "
+                  "--tp 8 --trust-remote-code --mem-fraction-static 0.88 --speculative-algorithm EAGLE\n")  # fmt: skip
+    code, data, _, err = _run(releases.MIDDLE, tmp_path, "--log", str(log), "--command", str(ps))
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43, err
+    assert data["origins"]["mem_fraction_static"] == "--command" and "note" not in err

@@ -109,6 +109,8 @@ class Explanation:
     caps: tuple[tuple[Cap, str, str], ...]
     #: name -> how to supply it, for every input that was missing.
     missing: dict[str, str] = field(default_factory=dict)
+    #: Inputs solved from the pool the log shows (assuming no cap bound it): name -> value.
+    implied: dict[str, float] = field(default_factory=dict)
 
 
 def explain(
@@ -144,7 +146,8 @@ def explain(
             if target:
                 env[target] = value
         except Missing as exc:
-            missing[exc.name] = _how(exc.name)
+            if exc.name not in chain_of:  # not a result of an earlier statement that could not be evaluated
+                missing[exc.name] = _how(exc.name, budget)
             step = Step(site.path, site.line, site.code, target, None, (exc.name,))
         steps.append(step)
         chains[index].append(step)
@@ -359,23 +362,54 @@ def value_of(source: str, facts: Mapping[str, Any]) -> float | None:
         return None
 
 
-def solve(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], want_gb: float) -> float | None:
-    """The value of *budget* for which the formula gives *want_gb*, by bisection over [0, 1]; None if none does."""
+def solve(
+    sites: list[BudgetSite],
+    budget: str,
+    facts: Mapping[str, Any],
+    want_gb: float,
+    name: str | None = None,
+    bounds: tuple[float, float] = (0.0, 1.0),
+) -> float | None:
+    """The value of *name* (default: *budget*) for which the formula gives *want_gb*, by bisection over
+    *bounds*; None if none does (the formula grows or falls with it: either way is searched)."""
+    solved = name or budget
 
     def predict(value: float) -> float | None:
-        return explain(sites, [], budget, {**facts, budget: value}).kv_budget_gb
+        return explain(sites, [], budget, {**facts, solved: value}).kv_budget_gb
 
-    low, high = 0.0, 1.0
+    low, high = bounds
     at_low, at_high = predict(low), predict(high)
-    if at_low is None or at_high is None or not at_low <= want_gb <= at_high:
+    if at_low is None or at_high is None or not min(at_low, at_high) <= want_gb <= max(at_low, at_high):
         return None
+    rising = at_high >= at_low
     for _ in range(60):
         middle = (low + high) / 2
         at_middle = predict(middle)
         if at_middle is None:
             return None
-        low, high = (middle, high) if at_middle < want_gb else (low, middle)
+        if (at_middle < want_gb) == rising:
+            low = middle
+        else:
+            high = middle
     return (low + high) / 2
+
+
+def imply(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], result: Explanation) -> dict[str, float]:
+    """The input the formula misses, solved so that it gives the pool the log shows (no cap bound it).
+
+    Only the budget (in (0, 1]) and the memory the log's lines measure are solved for, and only when it is
+    all the formula misses (with another input missing, no value of it gives a prediction); {} otherwise.
+    """
+    if result.kv_budget_gb is not None or result.observed_kv_gb is None:
+        return {}
+    if budget in result.missing:
+        value = solve(sites, budget, facts, result.observed_kv_gb)
+        return {budget: round(value, 3)} if value is not None and value > 0 else {}
+    measured = [name for name in result.missing if quantity_of(name) is not None]
+    if len(measured) == 1:
+        value = solve(sites, budget, facts, result.observed_kv_gb, measured[0], (0.0, 65536.0))
+        return {measured[0]: round(value, 2)} if value is not None else {}
+    return {}
 
 
 def where_set(graph: Any, steps: Sequence[Step]) -> dict[str, str]:
@@ -407,7 +441,9 @@ def _shortened(code: str, most: int = 100) -> str:
     return flat if len(flat) <= most else flat[: most - 3].rstrip() + "..."
 
 
-def _how(name: str) -> str:
+def _how(name: str, budget: str = "") -> str:
+    if name == budget:
+        return f"--set {name}=VALUE, or a log with its server_args= line or its 'KV Cache is allocated' line"
     for pattern, quantity in ROLES:
         if pattern.search(name):
             return f"--set {name}=VALUE, or a log with {QUANTITIES[quantity]}"

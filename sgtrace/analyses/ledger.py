@@ -68,20 +68,21 @@ def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
     used = sum(row.gb for row in rows[1:])
     if run.left is not None:
         remainder = before.value - used - run.left.value
-        if abs(remainder) >= _NOISE_GB:
-            rows.append(LedgerRow("not shown in the log", round(remainder, 2), None))
+        if remainder >= _NOISE_GB:  # below zero: the figures' rounding over ranks, not memory
+            rows.append(LedgerRow("not shown in the log", _gb(remainder), None))
         rows.append(_row("left at the end", run.left))
     return tuple(rows)
 
 
 def what_if(
-    run: StartUp, fraction: float | None, want_gb: float, bytes_per_token: float | None, reserve: Reserve
+    run: StartUp | None, fraction: float | None, want_gb: float, bytes_per_token: float | None, reserve: Reserve
 ) -> WhatIf:
-    """The pool *want_gb* with budget *fraction*: tokens, memory left given this run's use after the pool."""
+    """The pool *want_gb* with budget *fraction*: tokens, memory left given this run's use after the pool
+    (unknown without a start-up)."""
     tokens = int(want_gb * (1 << 30) // bytes_per_token) if bytes_per_token else None
-    kv = run.target.get("kv_gb")
-    left = run.left
-    if kv is None or left is None or fraction is None:
+    kv = run.target.get("kv_gb") if run is not None else None
+    left = run.left if run is not None else None
+    if run is None or kv is None or left is None or fraction is None:
         return WhatIf(fraction, want_gb, tokens, None, reserve, "", "")
     more = want_gb - kv.value
     draft_kv = run.draft.get("kv_gb")
@@ -108,13 +109,17 @@ def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
         rows.append(_row(f"{label}KV pool", figures["kv_gb"]))
     after, pool, kv = (figures.get(n) for n in ("avail_after_weights_gb", "avail_after_pool_gb", "kv_gb"))
     if after and pool and kv:
-        other = round(after.value - pool.value - kv.value, 2)
-        rows.append(LedgerRow(f"{label}other pool memory", other, pool.line))
+        rows.append(LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line))
     return rows
 
 
 def _row(item: str, figure: Figure) -> LedgerRow:
-    return LedgerRow(item, round(figure.value, 2), figure.line)
+    return LedgerRow(item, _gb(figure.value), figure.line)
+
+
+def _gb(value: float) -> float:
+    """Two decimals, never below zero: a residue of the log's rounding is 0.00 (and never -0.00)."""
+    return max(0.0, round(value, 2)) + 0.0
 
 
 def _inputs(used: Mapping[str, Any]) -> str:

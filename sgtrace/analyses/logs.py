@@ -9,11 +9,9 @@ message is matched against the lines SGLang logs while it starts (QUANTITIES).
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -61,9 +59,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\s")
 _JOURNAL = re.compile(
     r"^(?P<when>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*)"
-    r" \S+ (?P<unit>[\w.@/-]+)(?:\[\d+\])?: "
+    r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
 )
 _SGLANG = re.compile(r"^\[(?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<rank>(?: [A-Z_]+\d+)*)\] ")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class LogError(Exception):
@@ -84,34 +85,28 @@ class LogLine:
     unit: str
     #: The message.
     text: str
-
-
-def decode(data: bytes) -> str:
-    """The text of a log file: gunzipped if it is gzip, refused if it is binary."""
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise LogError(f"not a readable gzip file: {exc}") from exc
-    head = data[:65536]
-    if b"\x00" in head or (head and sum(b < 9 or 13 < b < 32 for b in head) > len(head) // 100):
-        raise LogError("not a text log (binary data)")
-    return data.decode("utf-8", errors="replace")
+    #: The process id of a journal's prefix ("" elsewhere).
+    pid: str = ""
+    #: SGLang's own time stamp as seconds (of its clock, zone unknown), None if the line has none.
+    seconds: float | None = None
 
 
 def lines(text: str) -> list[LogLine]:
-    """Every line of *text*, cleaned."""
-    return [clean(number, raw) for number, raw in _unwrapped(text.splitlines())]
+    """Every line of *text* (split at newlines, as ``sed -n`` numbers them), cleaned."""
+    split = text.split("\n")
+    if split and not split[-1]:
+        split.pop()
+    return [clean(number, raw) for number, raw in unwrapped(enumerate((s.rstrip("\r") for s in split), 1))]
 
 
-def _unwrapped(raw_lines: list[str]) -> Iterator[tuple[int, str]]:
+def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, JSON records given as the text their tool prints.
 
     docker's json-file cuts a line longer than 16 KB into records without the final newline:
     they are joined again, under the number of the first.
     """
     pending: tuple[int, str] | None = None
-    for number, raw in enumerate(raw_lines, 1):
+    for number, raw in numbered:
         record = _record(raw)
         if record is None:
             if pending is not None:
@@ -174,17 +169,28 @@ def _journal_unit(record: dict[str, object]) -> str:
 def clean(number: int, raw: str) -> LogLine:
     """Take ANSI colours and the docker, journal and SGLang prefixes off one line."""
     text = _ANSI.sub("", raw).rstrip()
-    when = unit = rank = ""
+    when = unit = rank = pid = ""
+    seconds = None
     docker = _DOCKER.match(text)
     if docker:
         when, text = docker.group(0).strip(), text[docker.end() :]
     journal = _JOURNAL.match(text)
     if journal:
-        when, unit, text = journal.group("when"), journal.group("unit"), text[journal.end() :]
+        when, unit, pid, text = journal["when"], journal["unit"], journal["pid"] or "", text[journal.end() :]
     sglang = _SGLANG.match(text)
     if sglang:
-        when, rank, text = sglang.group("when"), sglang.group("rank").strip(), text[sglang.end() :]
-    return LogLine(number, when, rank, unit, text)
+        when, rank, text = sglang["when"], sglang["rank"].strip(), text[sglang.end() :]
+        seconds = _seconds(when)
+    return LogLine(number, when, rank, unit, text, pid, seconds)
+
+
+def _seconds(when: str) -> float | None:
+    """``2026-02-28 10:03:46[.123]`` as seconds since 1970 on the same (unknown) clock."""
+    try:
+        moment = datetime.fromisoformat(when.replace(",", "."))
+    except ValueError:
+        return None
+    return (moment.replace(tzinfo=timezone.utc) - _EPOCH).total_seconds()
 
 
 def server_args(text: str) -> dict[str, float | str | bool | None] | None:
@@ -202,14 +208,6 @@ def kv_size(text: str) -> float | None:
         return float(split.group(1)) + float(split.group(2))
     whole = KV_WHOLE.search(text)
     return float(whole.group(1)) if whole else None
-
-
-def read_log(text: str) -> dict[str, float | str | bool | None]:
-    """Quantities (see QUANTITIES) and server arguments of the latest complete start-up in *text*."""
-    from sgtrace.analyses.startups import facts, pick, split
-
-    runs = split(text)
-    return facts(runs[pick(runs, None) - 1]) if runs else {}
 
 
 def parse_value(text: str) -> float | str | bool | None:

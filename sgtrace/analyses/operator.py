@@ -1,30 +1,39 @@
 """What ``explain`` tells an operator beyond the formula: the start-ups, the ledger, the what-if.
 
-``build`` picks the start-up, turns it into the formula's facts (its server
-arguments, the target's figures, the release's ServerArgs defaults for what the
-log leaves out, and what the log shows about the run), checks ``--set``, and
-assembles the ledger and the what-if.
+``build`` picks the start-up, turns it into the formula's facts (see
+:mod:`sgtrace.analyses.inputs`: its server arguments and figures, the server's
+configuration, ``--set``; the release's ServerArgs defaults for what they leave
+out, and what the log shows about the run), solves the formula for the one
+input it misses when the log shows the pool (``implied``), and assembles the
+ledger and the what-if.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
 
-from sgtrace.analyses.explain import Explanation, explain, multiplied, quantity_of, solve, statuses, value_of
+from sgtrace.analyses.explain import (
+    Explanation,
+    explain,
+    imply,
+    multiplied,
+    quantity_of,
+    solve,
+    statuses,
+    value_of,
+)
+from sgtrace.analyses.figures import card_only
+from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
-from sgtrace.analyses.logs import QUANTITIES, LogError, decode
+from sgtrace.analyses.logs import LogError
+from sgtrace.analyses.logstream import DEFAULT_MAX_BYTES, relevant_lines
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
-from sgtrace.analyses.startups import StartUp, facts, pick, split
+from sgtrace.analyses.startups import StartUp, pick, split
 from sgtrace.model import BudgetSite, Cap, SourceFile
-
-
-class BadInput(Exception):
-    """A log or a ``--set`` that cannot be used (exit code 2)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,10 @@ class Context:
     multiplied: Multiplied | None
     #: The what-if, when a pool was wanted.
     what_if: WhatIf | None
+    #: Inputs the log's lines did not give directly -> where their values came from.
+    origins: dict[str, str] = field(default_factory=dict)
+    #: What the operator should know (a version that differs, the card's size given for free memory, ...).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +82,12 @@ class Want:
     tokens: int | None = None
 
 
-def read_runs(log: bytes | str) -> list[StartUp]:
-    """The start-ups of a log given as bytes (maybe gzip) or text; BadInput if it has none."""
+def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> list[StartUp]:
+    """The start-ups of a log given as bytes, text or a binary stream (maybe gzip); BadInput if it has none."""
     try:
-        text = decode(log) if isinstance(log, bytes) else log
+        runs = split(relevant_lines(log, max_bytes))
     except LogError as exc:
         raise BadInput(str(exc)) from exc
-    runs = split(text)
     if not runs:
         raise BadInput("no SGLang start-up in the log (no server_args= line, service start or memory figures)")
     return runs
@@ -90,34 +102,92 @@ def build(
     settings: Mapping[str, Any],
     want: Want,
     paths: Paths | None = None,
+    given: Given | None = None,
 ) -> tuple[Explanation, Context]:
-    """Explain the chosen start-up (or --set values alone) with the release's formula; see the module doc.
+    """Explain the chosen start-up (or the operator's figures alone) with the release's formula; see the module doc.
 
-    *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses.
+    *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses;
+    *given* is what the operator gave besides the log (its ``settings`` are *settings*).
     """
+    given = dataclasses.replace(given or Given(), settings=settings)
     texts = mentioning(files, budget)  # read once, searched twice
     args = read_args(texts, budget)
-    _check_settings(settings, args, sites, _conditions(caps, paths), budget)
-    if want.run is not None and not 1 <= want.run <= len(runs):
-        raise BadInput(f"--run {want.run}: the log has {len(runs)} start-up(s)")
-    chosen = runs[pick(runs, want.run) - 1] if runs else None
-    known: dict[str, Any] = dict(facts(chosen)) if chosen else {}
-    known.update(settings)
-    status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known)}
+    conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
+    check_settings(settings, args, sites, conditions, budget)
+    chosen = _chosen(runs, want.run)
+    inputs = gather(chosen, given, args)
+    known, origins = inputs.known, dict(inputs.origins)
+    result = explain(sites, [], budget, known)
+    implied = imply(sites, budget, known, result)
+    if implied:
+        known = {**known, **implied}
+        result = explain(sites, [], budget, known)
+        origins.update({name: "implied by the log's pool (no cap bound it)" for name in implied})
+    status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known, chosen)}
     # the formula with what the run shows; the caps' statuses also with the release's defaults
-    result = dataclasses.replace(explain(sites, [], budget, known), caps=statuses(caps, status_facts, paths))
+    result = dataclasses.replace(
+        result, caps=statuses(caps, status_facts, paths), implied=implied, missing=_hints(result.missing, known)
+    )
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want)
     rows = ledger(chosen) if chosen else ()
-    return result, Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted)
+    notes = inputs.notes + ((CARD_NOTE,) if card_only(known) else ()) + _doubts(chosen)
+    context = Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes)
+    return result, context
 
 
-def _shown(known: Mapping[str, Any]) -> dict[str, Any]:
-    """What the log shows about the run in the terms SGLang's conditions use: the pool explained is the target's."""
+def explained(context: Context) -> StartUp | None:
+    """The start-up *context* explains, None without a log."""
+    return next((run for run in context.runs if run.index == context.run), None)
+
+
+def _chosen(runs: list[StartUp], wanted: int | None) -> StartUp | None:
+    """The start-up to explain: *wanted*, else the latest complete one, else the latest; None without a log."""
+    if wanted is not None:
+        last = runs[-1].index if runs else 0
+        if not 1 <= wanted <= last:
+            raise BadInput(f"--run {wanted}: the log has {last} start-up(s)")
+        if wanted < runs[0].index:
+            raise BadInput(
+                f"--run {wanted}: only the latest {len(runs)} start-ups are kept ({runs[0].index} to {last})"
+            )
+    if not runs:
+        return None
+    index = pick(runs, wanted)
+    return next(run for run in runs if run.index == index)
+
+
+#: What the card's size is not.
+CARD_NOTE = (
+    "gpu_gb is the card's size, not the memory free before the weights (CUDA's context, NCCL and other"
+    " processes take some of it): give avail_before_weights_gb, or avail_after_weights_gb and weights_gb"
+)
+
+
+def _hints(missing: Mapping[str, str], known: Mapping[str, Any]) -> dict[str, str]:
+    """How to supply each missing input; the card's size, when given, is said not to be the free memory."""
+    hints = dict(missing)
+    for name in missing:
+        if quantity_of(name) == "avail_before_weights_gb" and card_only(known):
+            hints[name] += f"; {CARD_NOTE}"
+    return hints
+
+
+def _doubts(run: StartUp | None) -> tuple[str, ...]:
+    if run is None:
+        return ()
+    return tuple(f"start-up {run.index}: {doubt}" for doubt in run.doubts)
+
+
+def _shown(known: Mapping[str, Any], run: StartUp | None) -> dict[str, Any]:
+    """What the log shows about the run in the terms SGLang's conditions use: the pool explained is the target's,
+    and a draft model loaded means speculative decoding is on."""
     shown: dict[str, Any] = {"is_draft_worker": False}
     if "speculative_algorithm" in known:
         shown["spec_algorithm.is_none()"] = known["speculative_algorithm"] is None
+    elif run is not None and run.draft:
+        shown["spec_algorithm.is_none()"] = False
     return shown
 
 
@@ -140,8 +210,6 @@ def _want(
         raise BadInput("--want-tokens needs the bytes per token: a log with 'KV Cache is allocated. #tokens: N'")
     else:
         gb = float(want.tokens or 0) * per_token / (1 << 30)
-    if chosen is None:
-        raise BadInput("--want-kv-gb and --want-tokens need a log (what the run used after the pool)")
     reserve = default_reserve(texts, args, budget, {**args.defaults, **known})
     if result.kv_budget_gb is None:
         needs = ", ".join(f"--set {name}=VALUE" for name in sorted(result.missing))
@@ -149,41 +217,13 @@ def _want(
     return what_if(chosen, solve(sites, budget, known, gb), gb, per_token, reserve)
 
 
-def _check_settings(
-    settings: Mapping[str, Any], args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str
-) -> None:
-    """Every --set names something the formula, a condition on the caps' way, ServerArgs or the log knows.
-
-    Numbers where numeric.
-    """
-    words = _words(args, sites, conditions, budget)
-    numeric = {budget, "gpu_mem", *QUANTITIES, *args.numeric}
-    for name, value in settings.items():
-        if name not in words:
-            raise BadInput(f"--set {name}: not an input of this release's formula, caps or ServerArgs")
-        if name in numeric and value is not None and (isinstance(value, (str, bool))):
-            raise BadInput(f"--set {name}={value}: not a number")
-
-
 def inputs(
     files: Sequence[SourceFile], sites: list[BudgetSite], caps: list[Cap], budget: str, paths: Paths | None = None
 ) -> frozenset[str]:
-    """The names ``--set`` may supply for a release (what :func:`build` accepts): see :func:`_check_settings`."""
+    """The names ``--set`` may supply for a release (what :func:`build` accepts: see ``check_settings``)."""
     args = read_args(mentioning(files, budget), budget)
-    return frozenset(_words(args, sites, _conditions(caps, paths), budget))
+    conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
+    return frozenset(settable(args, sites, conditions, budget))
 
 
-def _conditions(caps: list[Cap], paths: Paths | None) -> list[str]:
-    """The caps' conditions and those of the calls that reach them."""
-    return [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
-
-
-def _words(args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str) -> set[str]:
-    words = {budget, "gpu_mem", *QUANTITIES, *args.fields}
-    for text in [site.code for site in sites] + conditions:
-        words.update(_identifiers(text))
-    return words
-
-
-def _identifiers(code: str) -> set[str]:
-    return set(re.findall(r"[A-Za-z_]\w*", code))
+__all__ = ["BadInput", "Context", "Given", "Multiplied", "Want", "build", "explained", "inputs", "read_runs"]

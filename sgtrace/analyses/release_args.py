@@ -37,6 +37,10 @@ class ReleaseArgs:
     numeric: frozenset[str] = frozenset()
     #: Every field name.
     fields: frozenset[str] = frozenset()
+    #: Command-line option (``--tp-size``) -> the field it sets, as the release's ``add_argument`` calls say.
+    options: dict[str, str] = field(default_factory=dict)
+    #: Options that take no value -> the value they store (``store_true``: True).
+    flags: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,10 @@ def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
     *texts* are the files that mention *budget* (see :func:`mentioning`).
     """
     best: tuple[int, str, ast.ClassDef] | None = None
+    trees = []
     for source, data in texts:
-        tree = _parse_if(data, f"{budget}:")
+        tree = _parse_if(data, f"{budget}:") or _parse_if(data, "add_argument(")
+        trees += [tree] if tree is not None else []
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.ClassDef) and budget in _fields(node):
                 candidate = (len(_fields(node)), source.path, node)
@@ -88,6 +94,7 @@ def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
     if best is None:
         return ReleaseArgs("")
     _, path, node = best
+    options, flags = _options(trees)
     defaults: dict[str, Any] = {}
     numeric: set[str] = set()
     for item in node.body:
@@ -97,7 +104,33 @@ def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
                 numeric.add(item.target.id)
             if isinstance(item.value, ast.Constant):
                 defaults[item.target.id] = item.value.value
-    return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(_fields(node)))
+    return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(_fields(node)), options, flags)
+
+
+def _options(trees: list[ast.Module]) -> tuple[dict[str, str], dict[str, bool]]:
+    """``--option`` -> field of every ``add_argument`` call (through ``args.field = args.dest`` renames), and flags."""
+    options: dict[str, str] = {}
+    flags: dict[str, bool] = {}
+    renamed: dict[str, str] = {}
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            names = [str(a.value) for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
+            keywords = {k.arg: str(k.value.value) for k in node.keywords if isinstance(k.value, ast.Constant)}
+            dest = keywords.get("dest") or (names[0][2:].replace("-", "_") if names else "")
+            action = keywords.get("action")
+            for name in names:
+                options[name] = dest
+                if action in ("store_true", "store_false"):
+                    flags[name] = action == "store_true"
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Attribute) and isinstance(value, ast.Attribute) and _same_object(target, value):
+                renamed[value.attr] = target.attr  # args.tp_size = args.tensor_parallel_size
+    return {name: renamed.get(dest, dest) for name, dest in options.items()}, flags
+
+
+def _same_object(one: ast.Attribute, other: ast.Attribute) -> bool:
+    return isinstance(one.value, ast.Name) and isinstance(other.value, ast.Name) and one.value.id == other.value.id
 
 
 def _fields(node: ast.ClassDef) -> list[str]:
@@ -123,6 +156,8 @@ def default_reserve(texts: Sequence[Text], args: ReleaseArgs, budget: str, facts
     defaults = args.defaults
     where = f"{path}:{node.lineno}"
     gpu_mem = facts.get("gpu_mem")
+    if gpu_mem is None and isinstance(facts.get("gpu_gb"), (int, float)):
+        gpu_mem = round(float(facts["gpu_gb"]) * 1024)  # the card's size, MB, as the heuristic reads it
     if gpu_mem is None and isinstance(facts.get("avail_before_weights_gb"), float):
         gpu_mem = round(float(facts["avail_before_weights_gb"]) * 1024)  # MB, as the heuristic counts
     used: dict[str, Any] = {"gpu_mem": gpu_mem}

@@ -1,38 +1,39 @@
 """A log split into start-ups, each with its figures per rank, the target's and the draft's apart.
 
-A ``server_args=`` line or a service start (systemd's ``Started ...``) begins a
-start-up. Within one rank the first model loaded is the target and a second one
-(or one whose type in ``Load weight end`` is a draft's) is the speculative
-draft. Free memory is the minimum over ranks, as SGLang itself takes it
+Operators paste what a grep left of a journal, so a start-up is told from the
+next by every signal a subset of its lines can still carry (see
+:mod:`sgtrace.analyses.boundaries`): a service start, a ``server_args=`` line, a
+new process id, SGLang's own time stamps (a gap, or time going back), a rank
+that logs again what it logged already, lines after the server got ready, died
+or printed its scheduler line. A figure is filed under the start-up and the
+model (target or draft) its line belongs to, never under another.
+
+Free memory is the minimum over ranks, as SGLang takes it
 (``get_available_gpu_memory(distributed=True)``); ranks whose figures differ by
-more than DISAGREE_GB are reported.
+more than DISAGREE_GB are reported. A figure a line implies is worked out: the
+free memory before the weights is ``avail mem`` + ``mem usage`` of the same
+``Load weight end``; what is left at the end is the last free memory the
+binding rank logged after its pool, else the scheduler's ``available_gpu_mem``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from sgtrace.analyses.logs import (
-    AVAIL,
-    DEATH,
-    DRAFT_GRAPH,
-    LOAD_BEGIN,
-    MODEL_TYPE,
-    PATTERNS,
-    READY,
-    SCHEDULER_TOKENS,
-    LogLine,
-    kv_size,
-    lines,
-    server_args,
-)
+from sgtrace.analyses.boundaries import UNSURE, boundary, doubt, slot_of
+from sgtrace.analyses.building import Building, Found, Model, Rank
+from sgtrace.analyses.events import PHASES, Event, classify
+from sgtrace.analyses.logs import LogLine, lines
 
 #: Two ranks whose memory figures differ by more than this many GB disagree.
 DISAGREE_GB = 0.25
-#: Model classes of speculative drafts, by the name SGLang's model files give them.
-DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft", re.IGNORECASE)
-_SERVICE_UNITS = ("", "systemd", "init.scope")
+#: Start-ups kept in memory: the latest ones (a crash loop of months cannot fill memory).
+MAX_KEPT = 1000
+#: Events that can begin the first start-up of a log.
+_BEGINS = frozenset({"service_start", "server_args", "command", "scheduler", *PHASES})
 _MIN_OVER_RANKS = ("avail_before_weights_gb", "avail_after_weights_gb", "avail_after_pool_gb")
 
 
@@ -54,13 +55,15 @@ class StartUp:
 
     #: 1-based, oldest first.
     index: int
-    #: When it began, as the log spells it.
+    #: When it began, as the log spells it (SGLang's own stamp when the line that began it has none).
     started: str
     #: 1-based line where it began.
     first_line: int
-    #: ready, died (with the line), stopped, or unfinished (the log ends or the next start-up begins).
+    #: ready, died (with the line), stopped, initialised (its scheduler's line, nothing after it), or
+    #: unfinished (the log ends or the next start-up begins).
     ended: str
-    #: Whether its figures are whole: it got ready, or its KV pool was allocated and it did not die first.
+    #: Whether its figures are whole: it got ready, or its KV pool was allocated (or its scheduler printed
+    #: the pool's size) and it did not die first.
     complete: bool
     #: The scalar server arguments it logged.
     server_args: dict[str, float | str | bool | None]
@@ -74,50 +77,53 @@ class StartUp:
     ranks: tuple[str, ...]
     #: (quantity, ((rank, value), ...)) for figures the ranks disagree on.
     disagreements: tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
-    #: The last free memory figure of the binding rank (what is left at the end).
+    #: What is left at the end: the binding rank's last free memory after its pool, else the scheduler's.
     left: Figure | None
     #: The scheduler's pool size line.
     max_total_num_tokens: Figure | None
+    #: What told it from the start-up before ("" for the first): "a server_args= line", "a gap of 21 minutes"...
+    begun_by: str = ""
+    #: Target figures worked out from others of the same line (avail_before_weights_gb from a Load weight end).
+    derived: tuple[str, ...] = ()
+    #: The arguments of a launch command the log shows (``python -m sglang.launch_server ...``), "" if none.
+    command: str = ""
+    #: (version, line) of the SGLang version the log names in it or before it, if it names one.
+    version: tuple[str, int] | None = None
+    #: Why the lines cannot say for sure which of them belong to it (a filtered log's gaps), empty if they can.
+    doubts: tuple[str, ...] = ()
 
 
-@dataclass
-class _Rank:
-    """What one rank of one start-up logged, per model (0 target, 1 draft)."""
-
-    models: list[dict[str, Figure]] = field(default_factory=lambda: [{}])
-    types: list[str] = field(default_factory=list)
-    left: Figure | None = None
-
-
-@dataclass
-class _Building:
-    first: LogLine
-    args: dict[str, float | str | bool | None] = field(default_factory=dict)
-    ranks: dict[str, _Rank] = field(default_factory=dict)
-    ended: str = ""
-    ready: bool = False
-    tokens: Figure | None = None
-
-
-def split(text: str) -> list[StartUp]:
-    """The start-ups in *text*, oldest first."""
-    building: list[_Building] = []
-    for line in lines(text):
-        arguments = server_args(line.text)
-        starts_service = line.unit in _SERVICE_UNITS and not line.rank and line.text.startswith("Started ")
-        if starts_service and not (line.unit == "" and line.when):
-            building.append(_Building(line))
+def split(log: str | Iterable[LogLine]) -> list[StartUp]:
+    """The start-ups of a log (its text, or its cleaned lines), oldest first; at most MAX_KEPT, the latest."""
+    kept: deque[StartUp] = deque(maxlen=MAX_KEPT)
+    current: Building | None = None
+    early: list[Event] = []  # a version named before the first start-up
+    count = 0
+    for line in lines(log) if isinstance(log, str) else log:
+        event = classify(line)
+        if event is None:
             continue
-        if arguments is not None:
-            if not building or building[-1].args or _seen_figures(building[-1]):
-                building.append(_Building(line))
-            building[-1].args = arguments
+        if current is None and event.kind not in _BEGINS:
+            early += [event] if event.kind == "version" else []
             continue
-        if not building and any(pattern.search(line.text) for _, pattern in PATTERNS):
-            building.append(_Building(line))  # figures without a start line: a log cut from a start-up
-        if building:
-            _read(building[-1], line)
-    return [_finish(index, b) for index, b in enumerate(building, 1)]
+        reason, slot = boundary(current, event) if current is not None else ("", None)
+        if current is None or reason:
+            if current is not None:
+                count += 1
+                kept.append(_finish(count, current))
+            named = current.version if current is not None else None  # a version named earlier still holds
+            current = Building(line, reason.removeprefix(UNSURE), version=named)
+            if reason.startswith(UNSURE):
+                current.doubts.append(f"it may begin before line {line.number}: {current.begun_by}")
+            for before in early:
+                current.add(before, 0)
+            early, slot = [], slot_of(current, event)
+        elif doubted := doubt(current, event, slot):
+            current.doubts.append(doubted)
+        current.add(event, slot or 0)
+    if current is not None:
+        kept.append(_finish(count + 1, current))
+    return list(kept)
 
 
 def pick(runs: list[StartUp], wanted: int | None) -> int:
@@ -137,69 +143,32 @@ def facts(run: StartUp) -> dict[str, float | str | bool | None]:
     return found
 
 
-def _seen_figures(run: _Building) -> bool:
-    return any(any(model for model in rank.models) for rank in run.ranks.values())
+def read_log(text: str) -> dict[str, float | str | bool | None]:
+    """Quantities (see logs.QUANTITIES) and server arguments of the latest complete start-up in *text*."""
+    runs = split(text)
+    return facts(runs[[r.index for r in runs].index(pick(runs, None))]) if runs else {}
 
 
-def _read(run: _Building, line: LogLine) -> None:
-    if READY.search(line.text):
-        run.ready = True
-        run.ended = "ready"
-    elif DEATH.search(line.text) and "died" not in run.ended:
-        run.ended = ("ready, then " if run.ready else "") + f"died (line {line.number})"
-    elif line.unit == "systemd" and line.text.startswith("Stopped ") and "died" not in run.ended:
-        run.ended = "ready, then stopped" if run.ready else "stopped"
-    rank = run.ranks.setdefault(line.rank, _Rank())
-    _read_models(rank, line)
-    tokens = SCHEDULER_TOKENS.search(line.text)
-    if tokens and run.tokens is None:
-        run.tokens = Figure(float(tokens.group(1)), line.number, line.rank)
-    avail = AVAIL.search(line.text)
-    if avail:
-        rank.left = Figure(float(avail.group(1)), line.number, line.rank)
-
-
-def _read_models(rank: _Rank, line: LogLine) -> None:
-    """File the line's figures under the model it belongs to: a second load begins the draft's."""
-    if LOAD_BEGIN.search(line.text) and "avail_before_weights_gb" in rank.models[-1]:
-        rank.models.append({})
-    kind = MODEL_TYPE.search(line.text)
-    if kind:
-        rank.types.append(kind.group(1))
-        if DRAFT_TYPE.search(kind.group(1)) and len(rank.models) == 1 and not rank.models[0]:
-            rank.models.insert(0, {})  # only the draft's lines are in the log: keep the target's slot empty
-    model = rank.models[1] if DRAFT_GRAPH.search(line.text) and len(rank.models) > 1 else rank.models[-1]
-    for name, pattern in PATTERNS:
-        match = pattern.search(line.text)
-        if match is None:
-            continue
-        value = float(match.group(1))
-        if name == "graph_gb" and name in model:  # a draft captures more than one graph: add them up
-            model[name] = Figure(model[name].value + value, line.number, line.rank)
-        else:
-            model.setdefault(name, Figure(value, line.number, line.rank))
-    size = kv_size(line.text)
-    if size is not None:
-        model.setdefault("kv_gb", Figure(size, line.number, line.rank))
-
-
-def _finish(index: int, run: _Building) -> StartUp:
-    ranks = {name: rank for name, rank in run.ranks.items() if any(rank.models) or rank.left}
+def _finish(index: int, run: Building) -> StartUp:
+    ranks = {name: rank for name, rank in run.ranks.items() if rank.logged()}
     binding = _binding_rank(ranks)
-    target: dict[str, Figure] = dict(ranks[binding].models[0]) if binding is not None else {}
-    models = ranks[binding].models if binding is not None else []
-    draft: dict[str, Figure] = dict(models[1]) if len(models) > 1 else {}
+    models = ranks[binding].models if binding is not None else [Model()]
+    target = {name: Figure(*found) for name, found in models[0].figures.items()}
+    draft = {name: Figure(*found) for name, found in models[1].figures.items()} if len(models) > 1 else {}
+    derived = []
     for name in _MIN_OVER_RANKS:
-        figures = [rank.models[0][name] for rank in ranks.values() if name in rank.models[0]]
+        figures = [f for rank in ranks.values() if (f := _target_figure(rank, name)) is not None]
         if figures:
             target[name] = min(figures, key=lambda f: (f.value, f.line))
-    complete = run.ready or (not run.ended.startswith("died") and "kv_gb" in target)
-    types = tuple(ranks[binding].types) if binding is not None else ()
+        if name == "avail_before_weights_gb" and figures and not _logged_before(ranks):
+            derived.append(name)
+    complete = run.ready or (not run.ended.startswith("died") and ("kv_gb" in target or run.tokens is not None))
+    types = tuple(m.type for m in models if m.type)
     return StartUp(
         index=index,
-        started=run.first.when,
+        started=run.first.when or run.first_stamp,
         first_line=run.first.number,
-        ended=run.ended or "unfinished",
+        ended=run.ended or ("initialised (its scheduler line)" if run.tokens is not None else "unfinished"),
         complete=complete,
         server_args=run.args,
         target=target,
@@ -207,28 +176,67 @@ def _finish(index: int, run: _Building) -> StartUp:
         model_types=types,
         ranks=tuple(sorted(ranks, key=_rank_order)),
         disagreements=_disagreements(ranks),
-        left=ranks[binding].left if binding is not None else None,
-        max_total_num_tokens=run.tokens,
+        left=_left(ranks, binding, run),
+        max_total_num_tokens=_as_figure(run.tokens),
+        begun_by=run.begun_by,
+        derived=tuple(derived),
+        command=run.command,
+        version=run.version,
+        doubts=tuple(run.doubts),
     )
 
 
-def _binding_rank(ranks: dict[str, _Rank]) -> str | None:
+def _as_figure(found: Found | None) -> Figure | None:
+    return Figure(*found) if found is not None else None
+
+
+def _target_figure(rank: Rank, name: str) -> Figure | None:
+    """A target figure of one rank, the free memory before the weights worked out if it was not logged."""
+    figures = rank.models[0].figures
+    if name in figures:
+        return Figure(*figures[name])
+    after, usage = figures.get("avail_after_weights_gb"), figures.get("weights_gb")
+    if name == "avail_before_weights_gb" and after is not None and usage is not None:
+        return Figure(round(after[0] + usage[0], 2), after[1], after[2])
+    return None
+
+
+def _logged_before(ranks: dict[str, Rank]) -> bool:
+    return any("avail_before_weights_gb" in rank.models[0].figures for rank in ranks.values())
+
+
+def _left(ranks: dict[str, Rank], binding: str | None, run: Building) -> Figure | None:
+    """The binding rank's last free memory if it is from the start-up's last stage, else the scheduler's."""
+    rank = ranks[binding] if binding is not None else None
+    final = rank is not None and rank.left_stage == run.last_stage
+    scheduler = run.scheduler_left
+    if (
+        rank is not None
+        and rank.left is not None
+        and (final or scheduler is None)
+        and (scheduler is None or scheduler[2] != binding)
+    ):
+        return _as_figure(rank.left)
+    return _as_figure(scheduler) if scheduler is not None else _as_figure(rank.left if rank else None)
+
+
+def _binding_rank(ranks: dict[str, Rank]) -> str | None:
     """The rank whose free memory after the weights is least (the one the formula's minimum comes from)."""
     if not ranks:
         return None
 
     def key(name: str) -> tuple[float, tuple[int, ...]]:
-        figure = ranks[name].models[0].get("avail_after_weights_gb")
-        return (figure.value if figure else float("inf"), _rank_order(name))
+        figure = ranks[name].models[0].figures.get("avail_after_weights_gb")
+        return (figure[0] if figure else float("inf"), _rank_order(name))
 
     return min(ranks, key=key)
 
 
-def _disagreements(ranks: dict[str, _Rank]) -> tuple[tuple[str, tuple[tuple[str, float], ...]], ...]:
+def _disagreements(ranks: dict[str, Rank]) -> tuple[tuple[str, tuple[tuple[str, float], ...]], ...]:
     found = []
-    names = sorted({name for rank in ranks.values() for name in rank.models[0]})
+    names = sorted({name for rank in ranks.values() for name in rank.models[0].figures if name != "left_gb"})
     for name in names:
-        values = [(rank, r.models[0][name].value) for rank, r in ranks.items() if name in r.models[0]]
+        values = [(rank, r.models[0].figures[name][0]) for rank, r in ranks.items() if name in r.models[0].figures]
         spread = max(v for _, v in values) - min(v for _, v in values)
         if len(values) > 1 and spread > (0 if name == "kv_tokens" else DISAGREE_GB):
             found.append((name, tuple(sorted(values, key=lambda rv: _rank_order(rv[0])))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from sgtrace.cli.base import (
     _guarded,
     _one_tree,
     _query,
+    _run_options,
     _warn,
     cli,
 )
@@ -68,23 +70,43 @@ def caps(
 _EXPLAIN_EPILOG = """\b
 Examples:
   sgtrace explain sglang==0.5.9 --log server.log          # the latest complete start-up
-  journalctl -u sglang | sgtrace explain sglang==0.5.9 --log - --runs
+  journalctl -u sglang -o cat | grep -i "Load weight end\\|max_total_num_tokens" \\
+      | sgtrace explain sglang==0.5.9 --log -               # what a grep left is enough
   sgtrace explain sglang==0.5.9 --log server.log.gz --run 1
   sgtrace explain sglang==0.5.9 --log server.log --want-kv-gb 19.1
   sgtrace explain sglang==0.5.9 --set mem_fraction_static=0.88 \\
-      --set avail_before_weights_gb=94.04 --set avail_after_weights_gb=21.71
+      --set weights_gb=72.33 --set avail_after_weights_gb=21.71   # no log: the figures you read
 
 \b
+The release: PATH or SPEC, else the installed sglang; with neither, exit 2
+(the formula is the release's own). A version the log or --server-info names
+is checked against it.
 Logs: plain SGLang logs, journalctl (short, -o cat or -o json), docker logs -t,
-docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved. A server_args= line or a service start
-begins a start-up. The log gives: server_args=ServerArgs(...), 'Load weight
+docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved;
+read as a stream (--max-log-mb bounds the decompressed size). Any grep of a
+journal will do: start-ups are told apart by service starts, server_args=
+lines, process ids, SGLang's own time stamps, a rank logging again what it
+logged, ranks moving in step and free memory that only falls while a server
+starts; a figure is never taken from another start-up, and what the lines
+cannot tell is said. The log gives: server_args=ServerArgs(...), 'Load weight
 begin/end ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N, K
 size/V size' or 'KV size', 'Memory pool end. avail mem=', 'Capture ... graph
-end. mem usage=', 'max_total_num_tokens='.
+end. mem usage=', 'max_total_num_tokens=... available_gpu_mem='.
 --set supplies or overrides any input, by the formula's variable name, a
-ServerArgs field or a log quantity (avail_before_weights_gb, kv_gb, ...).
+ServerArgs field or a figure: avail_before_weights_gb, avail_after_weights_gb,
+weights_gb, kv_gb, kv_tokens, gpu_gb (the card's size), ... (each figure gives
+the others as the log's lines do). --command FILE (a launch command, a unit
+file, ps output) and --server-info FILE (GET /get_server_info) give server
+arguments; the log's server_args= line and --set win over them.
+Without server_args, the log's own pool and the formula imply the fraction.
 Exit codes: 0 explained, 2 a missing input or bad input (one line on stderr).
 """
+
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @cli.command(epilog=_EXPLAIN_EPILOG)
@@ -93,10 +115,29 @@ Exit codes: 0 explained, 2 a missing input or bad input (one line on stderr).
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
 @click.option("--runs", "list_runs", is_flag=True, help="List the log's start-ups and stop.")
 @click.option(
-    "--want-kv-gb", type=click.FloatRange(min=0, min_open=True), help="The mem_fraction_static for this pool."
+    "--want-kv-gb",
+    type=click.FloatRange(min=0, min_open=True, max=1e6),
+    callback=_finite,
+    help="The mem_fraction_static for this pool.",
 )
-@click.option("--want-tokens", type=click.IntRange(min=1), help="The mem_fraction_static for this many tokens.")
+@click.option(
+    "--want-tokens", type=click.IntRange(min=1, max=10**12), help="The mem_fraction_static for this many tokens."
+)
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
+@click.option(
+    "--command",
+    "command_file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    help="A file holding the launch command (a unit file, a script, ps output).",
+)
+@click.option("--server-info", "server_info_file", type=click.File("rb"), help="The JSON of GET /get_server_info.")
+@click.option(
+    "--max-log-mb",
+    type=click.IntRange(min=1, max=10**7),
+    default=2048,
+    show_default=True,
+    help="Refuse a log larger than this once decompressed.",
+)
 @_budget_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_common
@@ -108,6 +149,9 @@ def explain(
     want_kv_gb: float | None,
     want_tokens: int | None,
     settings: Sequence[str],
+    command_file: Any,
+    server_info_file: Any,
+    max_log_mb: int,
     attribute: str,
     budget: str,
     fmt: str,
@@ -117,27 +161,27 @@ def explain(
 ) -> None:
     """Explain a start-up's KV pool with the budget formula of PATH or SPEC: the answer, the ledger, a what-if."""
     from sgtrace import api
-    from sgtrace.analyses.logs import parse_value
     from sgtrace.analyses.operator import Want
     from sgtrace.report import explain_report
 
-    if log_file is None and not settings:
+    if log_file is None and not settings and command_file is None and server_info_file is None:
         raise click.UsageError("give --log FILE or --set NAME=VALUE")
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
-    log = log_file.read() if log_file is not None else None
+    values = _settings(settings)
     want = Want(run_index, want_kv_gb, want_tokens)
 
     def run() -> Any:
-        tree, options = _one_tree(target, flags)
-        return api.explain(_query(attribute, max_nodes, strict_types), budget, tree, options, log, values, want)
+        options = _run_options(flags)
+        tree = api.resolve_targets([target] if target else [], options.cache_dir, _warn, sample=False)[0]
+        return api.explain(
+            _query(attribute, max_nodes, strict_types), budget, tree, options, log_file, values, want,
+            server_info=server_info_file.read() if server_info_file else None,
+            command=command_file.read() if command_file else None,
+            max_log_bytes=max_log_mb << 20,
+        )  # fmt: skip
 
     found, result, context = _guarded(flags.debug, run)
+    for note in context.notes:
+        _warn(f"note: {note}")
     if list_runs:
         click.echo(explain_report.render_runs(context), nl=False)
         sys.exit(ExitCode.FOUND)
@@ -146,3 +190,17 @@ def explain(
     for name, how in sorted(result.missing.items()):
         _warn(f"missing input {name}: {how}")
     sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)
+
+
+def _settings(settings: Sequence[str]) -> dict[str, object]:
+    """``NAME=VALUE`` pairs as values (numbers, None, booleans, strings); exit 2 on one that is not a pair."""
+    from sgtrace.analyses.logs import parse_value
+
+    values: dict[str, object] = {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        if not sep or not name.strip().isidentifier():
+            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
+            sys.exit(ExitCode.ERROR)
+        values[name.strip()] = parse_value(value.strip())
+    return values

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from sgtrace.analyses.explain import Explanation
-from sgtrace.analyses.operator import Context
+from sgtrace.analyses.operator import Context, explained
+from sgtrace.analyses.startups import StartUp
 from sgtrace.model import CapsResult
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
 
@@ -21,8 +22,8 @@ def render_runs(context: Context) -> str:
 def render(found: CapsResult, result: Explanation, context: Context) -> str:
     """The answer first; the start-ups, the ledger and the what-if; then each step, the prediction, the caps."""
     lines = [f"the {found.budget} budget of .{found.attribute} in {found.root}", ""]
-    lines.extend(textwrap.wrap(answer(found.budget, result, context), 100))
-    run = context.runs[context.run - 1] if context.runs else None
+    lines.extend(_wrapped(answer(found.budget, result, context)))
+    run = explained(context)
     if run is not None:
         lines += ["", *runs_table(context), "", *run_details(run)]
         if context.ledger:
@@ -30,7 +31,9 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     if context.what_if is not None:
         lines += ["", *what_if_lines(found.budget, context.what_if)]
     lines += ["", "inputs:"]
-    lines.extend(f"  {name} = {_show(value)}" for name, value in sorted(result.inputs.items()))
+    for name, value in sorted(result.inputs.items()):
+        origin = f"  ({context.origins[name]})" if name in context.origins else ""
+        lines.append(f"  {name} = {_show(value)}{origin}")
     lines.append("")
     lines.append("formula:")
     for step in result.steps:
@@ -56,11 +59,16 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
         needed = "" if result.kv_budget_gb is None else " (for the other statements; the prediction above is whole)"
         lines.append(f"missing inputs, nothing is guessed{needed}:")
         lines.extend(f"  {name}: {how}" for name, how in sorted(result.missing.items()))
+    if context.notes:
+        lines += ["", "notes:"]
+        for note in context.notes:
+            lines.extend(textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines) + "\n"
 
 
 def render_json(found: CapsResult, result: Explanation, context: Context) -> str:
-    """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer"}``, and ``"what_if"`` when asked."""
+    """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer","implied","origins","notes"}``,
+    and ``"what_if"`` when asked."""
     payload: dict[str, Any] = {
         "attribute": found.attribute,
         "budget": found.budget,
@@ -90,6 +98,9 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "run": context.run or None,
         "ledger": [{"item": row.item, "gb": row.gb, "line": row.line} for row in context.ledger],
         "answer": answer(found.budget, result, context),
+        "implied": result.implied,
+        "origins": context.origins,
+        "notes": list(context.notes),
     }
     if context.what_if is not None:
         wanted = context.what_if
@@ -107,7 +118,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
-def _run(run: Any) -> dict[str, Any]:
+def _run(run: StartUp) -> dict[str, Any]:
     return {
         "index": run.index,
         "started": run.started,
@@ -121,7 +132,18 @@ def _run(run: Any) -> dict[str, Any]:
         "draft": {name: asdict(figure) for name, figure in sorted(run.draft.items())},
         "left": asdict(run.left) if run.left else None,
         "disagreements": {name: dict(values) for name, values in run.disagreements},
+        "max_total_num_tokens": asdict(run.max_total_num_tokens) if run.max_total_num_tokens else None,
+        "begun_by": run.begun_by,
+        "derived": list(run.derived),
+        "doubts": list(run.doubts),
+        "version": list(run.version) if run.version else None,
     }
+
+
+def _wrapped(paragraph: str) -> list[str]:
+    """The paragraph in lines of 100 columns, a product (``0.88 x 94.04``) never cut across two."""
+    kept = paragraph.replace(" x ", "\u00a0x\u00a0")
+    return [line.replace("\u00a0", " ") for line in textwrap.wrap(kept, 100)]
 
 
 def _show(value: Any) -> str:

@@ -7,7 +7,7 @@ import textwrap
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
 from sgtrace.analyses.logs import QUANTITIES
-from sgtrace.analyses.operator import Context
+from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.analyses.startups import StartUp
 
 #: Columns of the ledger's bar, its two ends included.
@@ -29,14 +29,17 @@ _MARKS = {
 
 
 def answer(budget: str, result: Explanation, context: Context) -> str:
-    """One paragraph: the pool the formula gives, what the budget multiplies, the cap that binds, what is left."""
+    """One paragraph: the pool the formula gives, its arithmetic beside the usual reading, the cap that binds,
+    what is left, and what the lines cannot say."""
+    run = explained(context)
     parts: list[str] = []
-    if context.runs:
+    if run is not None:
         latest = " (the latest complete one)" if context.run == _latest_complete(context.runs) else ""
         parts.append(f"Start-up {context.run} of {len(context.runs)}{latest}:")
     product = context.multiplied
     if result.kv_budget_gb is None:
         parts.append(f"the formula cannot be evaluated: it needs {', '.join(sorted(result.missing))}.")
+        parts.append(_shown(run))
     else:
         where = f" ({product.site.path}:{product.site.line})" if product else ""
         parts.append(f"the budget formula{where} gives a KV pool of {result.kv_budget_gb:.2f} GB per GPU")
@@ -45,38 +48,104 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
             parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}."
         else:
             parts[-1] += "."
-    if product and product.value is not None:
-        what = QUANTITIES[product.quantity].split(" (")[0] if product.quantity else "a quantity the log does not name"
-        value = result.inputs.get(budget)
-        parts.append(
-            f"{budget}{'' if value is None else f' = {value:g}'} multiplies {product.source},"
-            f" {product.value:.2f} GB here:"
-            f" the {what}{_ranks_note(context)}."
-        )
-    parts.append(_binding(result))
+    parts.extend(
+        f"{name} = {value:g} is implied by the log's own pool:"
+        f" {'no server_args= line gives it' if name == budget else 'no line gives it'}, and the release's formula"
+        " gives that pool with it (assuming no cap bound the pool)."
+        for name, value in sorted(result.implied.items())
+    )
+    parts.append(_arithmetic(budget, result, context) or _multiplies(budget, result, context))
+    parts.append(_binding(result, context))
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
     if left is not None:
         parts.append(f"{left.gb:.2f} GB is left unused at the end (line {left.line}).")
-    return " ".join(parts)
+    if run is not None and run.doubts:
+        parts.append("The log's lines cannot say for sure that all of them belong to this start-up (see the notes).")
+    text = " ".join(part for part in parts if part)
+    return text[:1].upper() + text[1:]
+
+
+def _shown(run: StartUp | None) -> str:
+    """What the start-up's lines show, when the formula cannot use them all."""
+    if run is None:
+        return ""
+    shown = []
+    for name, label in (("weights_gb", "of weights"), ("avail_before_weights_gb", "free before them")):
+        if name in run.target:
+            shown.append(f"{run.target[name].value:.2f} GB {label}")
+    tokens = run.target.get("kv_tokens") or run.max_total_num_tokens
+    if tokens is not None:
+        shown.append(f"{tokens.value:.0f} tokens")
+    return f"Its lines show {', '.join(shown)}." if shown else ""
+
+
+def _multiplies(budget: str, result: Explanation, context: Context) -> str:
+    product = context.multiplied
+    if product is None or product.value is None:
+        return ""
+    value = result.inputs.get(budget)
+    return (
+        f"{budget}{'' if value is None else f' = {value:g}'} multiplies {product.source},"
+        f" {product.value:.2f} GB here: the {_what(product)}{_ranks_note(context)}."
+    )
+
+
+def _what(product: Multiplied) -> str:
+    return QUANTITIES[product.quantity].split(" (")[0] if product.quantity else "a quantity the log does not name"
+
+
+def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
+    """The formula's arithmetic with this run's figures, beside the reading operators start from."""
+    product, fraction, pool = context.multiplied, result.inputs.get(budget), result.kv_budget_gb
+    if product is None or product.value is None or pool is None or not isinstance(fraction, (int, float)):
+        return ""
+    static = fraction * product.value
+    used = static - pool
+    if used < 0:
+        return ""
+    weights = result.inputs.get("weights_gb")
+    if isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
+        taken = f"{used:.2f} GB of weights"
+    elif isinstance(weights, (int, float)):
+        taken = f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights and {used - weights:.2f} GB more)"
+    else:
+        taken = f"{used:.2f} GB in use before the pool"
+    text = (
+        f"{budget} multiplies {product.source}, the {_what(product)}{_ranks_note(context)}:"
+        f" {fraction:g} x {product.value:.2f} = {static:.2f} GB for weights and KV together;"
+        f" minus {taken} = {pool:.2f} GB."
+    )
+    after = result.inputs.get("avail_after_weights_gb")
+    if product.quantity != "avail_after_weights_gb" and isinstance(after, (int, float)):
+        text += (
+            f" Not {fraction:g} x {after:.2f} = {fraction * after:.2f} GB: the fraction is of the memory"
+            f" {'free before the weights' if product.quantity == 'avail_before_weights_gb' else product.source},"
+            " not of what is free after them."
+        )
+    return text
 
 
 def runs_table(context: Context) -> list[str]:
     """The start-ups, oldest first, the explained one marked."""
     lines = [f"start-ups in the log ({len(context.runs)}; --run N explains another):"]
-    lines.append("     run  started            fraction  weights GB  KV pool GB   tokens  ended")
+    lines.append("     run  started              fraction  weights GB  KV pool GB   tokens  ended")
     for run in context.runs:
         mark = "*" if run.index == context.run else " "
         fraction = run.server_args.get("mem_fraction_static")
+        tokens = run.target.get("kv_tokens") or run.max_total_num_tokens
         lines.append(
-            f"  {mark} {run.index:>3}  {run.started:<18} {_show(fraction):>8}  {_gb(run, 'weights_gb'):>10}"
-            f"  {_gb(run, 'kv_gb'):>10}  {_gb(run, 'kv_tokens', '.0f'):>7}  {run.ended}"
+            f"  {mark} {run.index:>3}  {run.started:<20} {_show(fraction):>8}  {_gb(run, 'weights_gb'):>10}"
+            f"  {_gb(run, 'kv_gb'):>10}  {format(tokens.value, '.0f') if tokens else '-':>7}  {run.ended}"
         )
+    if context.runs and context.runs[0].index > 1:
+        lines.append(f"  ({context.runs[0].index - 1} older start-ups are not kept)")
     return lines
 
 
 def run_details(run: StartUp) -> list[str]:
-    """Models, ranks and the ranks that disagree."""
-    lines = [f"ranks: {len(run.ranks)} ({', '.join(run.ranks) or 'no rank prefix'})"]
+    """How it was told from the one before, models, ranks and the ranks that disagree."""
+    lines = [f"begun by: {run.begun_by} (line {run.first_line})"] if run.begun_by else []
+    lines.append(f"ranks: {len(run.ranks)} ({', '.join(run.ranks) or 'no rank prefix'})")
     if run.model_types:
         lines.append(f"target model: {run.model_types[0]}")
     if run.draft:
@@ -99,7 +168,9 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
     for row in rows:
         mark = _MARKS.get(row.item, " ")
         line = f"line {row.line}" if row.line is not None else ""
-        lines.append(f"  {mark} {row.item:<26} {row.gb:>7.2f} GB  {line}")
+        if row.item == "free before the weights" and "avail_before_weights_gb" in run.derived:
+            line += " (avail mem + mem usage of its Load weight end)"
+        lines.append(f"  {mark} {row.item:<26} {row.gb:>7.2f} GB  {line}".rstrip())
     return lines
 
 
@@ -137,10 +208,17 @@ def what_if_lines(budget: str, wanted: WhatIf) -> list[str]:
     return lines
 
 
-def _binding(result: Explanation) -> str:
+def _binding(result: Explanation, context: Context) -> str:
     predicted, observed = result.kv_budget_gb, result.observed_kv_gb
-    if predicted is None or observed is None:
-        return "Without both the prediction and the log's pool, which cap binds is not known."
+    if result.implied:
+        return f"Which cap binds is not known: {', '.join(sorted(result.implied))} was worked out from the pool itself."
+    if predicted is None:
+        return "Which cap binds is not known without the prediction."
+    if observed is None:
+        return (
+            "Which cap binds is not known without the pool the server allocated (its 'KV Cache is allocated'"
+            " line, or --set kv_gb=...)."
+        )
     if abs(predicted - observed) <= max(_MATCH_GB, predicted * 0.01):
         return "The log's pool is the formula's: no cap lowered it."
     if observed > predicted:
@@ -151,7 +229,7 @@ def _binding(result: Explanation) -> str:
 
 
 def _ranks_note(context: Context) -> str:
-    run = context.runs[context.run - 1] if context.runs else None
+    run = explained(context)
     if run is None or len(run.ranks) < 2:
         return ""
     figure = run.target.get("avail_before_weights_gb")

@@ -1,0 +1,123 @@
+"""The inputs of one explanation, gathered and checked: --set, the start-up's facts, the server's configuration.
+
+Layers, the later winning: the log's launch command, ``--command``,
+``--server-info``, the start-up's own lines (its ``server_args=`` and figures),
+``--set``. The memory figures are then completed from each other
+(:func:`figures.complete`). Every ``--set`` must name something this release
+knows (a did-you-mean otherwise), be a finite number where one is needed and
+lie in its range; figures that contradict each other are refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
+from sgtrace.analyses.launch import LaunchError, layered, read_command, read_server_info, same_version
+from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.analyses.release_args import ReleaseArgs
+from sgtrace.analyses.startups import StartUp, facts
+from sgtrace.model import BudgetSite
+
+
+class BadInput(Exception):
+    """A log, a ``--set`` or a configuration that cannot be used (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Given:
+    """What the operator gave besides the log."""
+
+    #: ``--set`` values, by name.
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    #: A launch command, or a unit file, script or ``ps`` output holding one ("" if none).
+    command: str = ""
+    #: The JSON of the server's ``/get_server_info`` (empty if none).
+    server_info: bytes | str = b""
+    #: The version of the release analysed ("" if not known).
+    release_version: str = ""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The facts the formula and the caps are evaluated with, and where the ones not read from the log came from."""
+
+    #: Name -> value.
+    known: dict[str, Any]
+    #: Name -> where its value came from, for values the log's lines did not give directly.
+    origins: dict[str, str]
+    #: What the operator should know about them (a version that differs, options that name nothing).
+    notes: tuple[str, ...]
+
+
+def check_settings(
+    settings: Mapping[str, Any], args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str
+) -> None:
+    """Every --set names something the formula, a condition on the caps' way, ServerArgs or the log knows,
+    and is a finite number in its range where a number is needed."""
+    words = settable(args, sites, conditions, budget)
+    numeric = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES, *args.numeric}
+    for name, value in settings.items():
+        if name not in words:
+            close = difflib.get_close_matches(name, sorted(words), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise BadInput(f"--set {name}: not an input of this release's formula, caps or ServerArgs{hint}")
+        try:
+            check(name, value, budget, name in numeric)
+        except BadFigure as exc:
+            raise BadInput(str(exc)) from exc
+
+
+def settable(args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str) -> set[str]:
+    """The names a --set may give: the formula's and the conditions' words, ServerArgs' fields, the figures."""
+    words = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES, *args.fields}
+    for text in [site.code for site in sites] + conditions:
+        words.update(re.findall(r"[A-Za-z_]\w*", text))
+    return words
+
+
+def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
+    """The layered facts of one explanation (see the module doc), completed and checked."""
+    layers: dict[str, Mapping[str, Any]] = {}
+    notes: list[str] = []
+    try:
+        if chosen is not None and chosen.command:
+            layers["the log's launch command"] = _configured(read_command(chosen.command, args), "the log's", notes)
+        if given.command:
+            layers["--command"] = _configured(read_command(given.command, args), "--command's", notes)
+        if given.server_info:
+            info = read_server_info(given.server_info, args)
+            layers["--server-info"] = info.values
+            _version(info.version, "--server-info names", given.release_version, notes)
+    except LaunchError as exc:
+        raise BadInput(str(exc)) from exc
+    if chosen is not None:
+        layers["the log"] = facts(chosen)
+        if chosen.version is not None:
+            version, line = chosen.version
+            _version(version, f"the log names (line {line})", given.release_version, notes)
+    layers["--set"] = given.settings
+    merged, origins = layered(layers)
+    known, derived = complete(merged)
+    try:
+        contradictions(known, set(given.settings))
+    except BadFigure as exc:
+        raise BadInput(str(exc)) from exc
+    origins = {name: where for name, where in origins.items() if where != "the log"}
+    origins.update({name: f"worked out: {how}" for name, how in derived.items()})
+    return Inputs(known, origins, tuple(notes))
+
+
+def _configured(found: Any, whose: str, notes: list[str]) -> dict[str, Any]:
+    if found.unknown:
+        notes.append(f"{whose} launch command: {', '.join(found.unknown)} name no option of this release (not used)")
+    return dict(found.values)
+
+
+def _version(named: str, where: str, release: str, notes: list[str]) -> None:
+    if named and release and not same_version(named, release):
+        notes.append(f"{where} sglang {named}, but the release analysed is {release}: its formula may differ")

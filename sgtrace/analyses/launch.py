@@ -1,0 +1,141 @@
+"""Facts from the server's own configuration: its launch command and its ``/get_server_info`` JSON.
+
+A launch command (``python -m sglang.launch_server --tp 8 --mem-fraction-static
+0.88``, as ``ps``, a unit file's ``ExecStart=`` or a script shows it) is read
+with the release's own options (ReleaseArgs.options: its ``add_argument``
+calls; a field's name with dashes otherwise; a unique prefix as argparse
+allows). ``/get_server_info`` answers with the server's arguments, its
+scheduler's figures and its version. Nothing is run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgtrace.analyses.events import COMMAND
+from sgtrace.analyses.logs import parse_value
+from sgtrace.analyses.release_args import ReleaseArgs
+from sgtrace.model import SourceFile
+
+_VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+class LaunchError(Exception):
+    """A launch command or server info that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """What the server's configuration says, and what could not be used."""
+
+    #: Field -> value.
+    values: dict[str, Any] = field(default_factory=dict)
+    #: Options or keys that name nothing of this release.
+    unknown: tuple[str, ...] = ()
+    #: The version it names, "" if none.
+    version: str = ""
+
+
+def read_command(text: str, args: ReleaseArgs) -> Configuration:
+    """The arguments of the launch command in *text* (a unit file, a script, ``ps`` output, or the command)."""
+    joined = re.sub(r"\\\r?\n", " ", text)  # a unit file's or a script's continued lines
+    found = next((m for line in joined.splitlines() if (m := COMMAND.search(line))), None)
+    tail = found.group("args") if found else joined.strip()
+    try:
+        tokens = shlex.split(tail, comments=False)
+    except ValueError as exc:
+        raise LaunchError(f"cannot split the launch command: {exc}") from exc
+    return _arguments(tokens, args)
+
+
+def _arguments(tokens: list[str], args: ReleaseArgs) -> Configuration:
+    values: dict[str, Any] = {}
+    unknown: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if not token.startswith("--"):
+            continue
+        option, has_value, value = token.partition("=")
+        name = _field(option, args)
+        if name is None:
+            unknown.append(option)
+            continue
+        if not has_value:
+            if option in args.flags or index >= len(tokens) or tokens[index].startswith("--"):
+                values[name] = args.flags.get(_full(option, args) or option, True)
+                continue
+            value, index = tokens[index], index + 1
+        values[name] = parse_value(value)
+    return Configuration(values, tuple(unknown))
+
+
+def _field(option: str, args: ReleaseArgs) -> str | None:
+    """The field *option* sets: the release's own option, a field's name with dashes, or a unique prefix."""
+    full = _full(option, args)
+    if full is not None:
+        return args.options[full]
+    derived = option[2:].replace("-", "_")
+    return derived if derived in args.fields else None
+
+
+def _full(option: str, args: ReleaseArgs) -> str | None:
+    if option in args.options:
+        return option
+    matches = [name for name in args.options if name.startswith(option)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def read_server_info(data: bytes | str, args: ReleaseArgs) -> Configuration:
+    """The scalar server arguments, scheduler figures and version of a ``/get_server_info`` answer."""
+    try:
+        answer = json.loads(data)
+    except ValueError as exc:
+        raise LaunchError(f"--server-info is not JSON: {exc}") from exc
+    if not isinstance(answer, dict):
+        raise LaunchError("--server-info is not a JSON object (the answer of GET /get_server_info)")
+    values: dict[str, Any] = {}
+    for key, value in answer.items():
+        scalar = value is None or isinstance(value, (bool, int, float, str))
+        known = key in args.fields or key == "max_total_num_tokens"
+        if scalar and known and not (isinstance(value, float) and not math.isfinite(value)):
+            values[key] = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    version = answer.get("version")
+    return Configuration(values, (), version if isinstance(version, str) else "")
+
+
+def release_version(files: list[SourceFile]) -> str:
+    """The ``__version__`` of the tree's top package (its shallowest ``version.py``), "" if it has none."""
+    candidates = sorted((f for f in files if f.path.endswith("version.py")), key=lambda f: (f.path.count("/"), f.path))
+    for source in candidates[:3]:
+        try:
+            with open(source.abspath, encoding="utf-8", errors="replace") as handle:
+                found = _VERSION.search(handle.read(65536))
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    return ""
+
+
+def same_version(one: str, other: str) -> bool:
+    """Whether two spellings name one version (``v0.5.9`` and ``0.5.9``)."""
+    return one.lstrip("vV") == other.lstrip("vV")
+
+
+def layered(layers: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The layers merged, later ones winning, and for each name the layer its value came from."""
+    merged: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for name, layer in layers.items():
+        for key, value in layer.items():
+            merged[key] = value
+            source[key] = name
+    return merged, source

@@ -1,0 +1,213 @@
+"""Start-ups on what operators paste: a journal filtered by the greps they write, any subset of its lines.
+
+Each grep must give the latest start-up's own figures, or say that it cannot (a doubt), never a mix;
+for any subset of the lines, no start-up holds figures of two start-ups of the whole journal unless it
+says it is in doubt.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from sgtrace.analyses.startups import Figure, StartUp, pick, split
+from tests.conftest import FIXTURES
+
+KIMI = FIXTURES / "logs" / "kimi_three_startups.journal"
+H20 = FIXTURES / "logs" / "h20_three_startups.journal"
+_PREFIX = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.-]+\[\d+\]: ")
+_SHORT_TIME = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d)")
+_SGLANG_TIME = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+
+#: The greps operators write (case-insensitive where they would type -i), on ``journalctl -o cat``.
+GREPS = {
+    "the issue's": r"(?i)max_total_num_tokens|Load weight end",
+    "load weight end": r"Load weight end",
+    "scheduler line": r"max_total_num_tokens=",
+    "avail mem": r"(?i)avail mem",
+    "mem": r"(?i)mem",
+    "kv cache": r"KV Cache is allocated",
+    "kv and tokens": r"KV Cache|max_total_num_tokens",
+    "memory or kv": r"(?i)memory|KV Cache",
+    "one rank": r"TP0\]",
+    "traffic out": r"^(?!.*(?:Decode batch|Prefill batch|POST|GET))",
+    "no server_args": r"^(?!.*server_args)",
+    "load weight": r"Load weight (?:begin|end)",
+    "GB": r" GB",
+    "weights kv pool": r"Load weight|KV Cache|Memory pool|max_total",
+}
+
+
+def _cat(text: str) -> list[str]:
+    """As ``journalctl -o cat`` writes it."""
+    return [_PREFIX.sub("", line) for line in text.splitlines()]
+
+
+def _figures(run: StartUp) -> list[Figure]:
+    found = [*run.target.values(), *run.draft.values()]
+    return found + [f for f in (run.left, run.max_total_num_tokens) if f is not None]
+
+
+def _owners(full: list[StartUp]):  # type: ignore[no-untyped-def]
+    starts = [run.first_line for run in full]
+    return lambda line: sum(1 for start in starts if start <= line)
+
+
+@pytest.mark.parametrize("grep", list(GREPS), ids=list(GREPS))
+def test_each_grep_gives_the_latest_start_ups_own_figures(grep: str) -> None:
+    lines = _cat(KIMI.read_text())
+    owner = _owners(split("\n".join(lines)))
+    kept = [n for n, line in enumerate(lines, 1) if re.search(GREPS[grep], line)]
+    runs = split("\n".join(lines[n - 1] for n in kept))
+    latest = next(run for run in runs if run.index == pick(runs, None))
+    assert not latest.doubts, latest.doubts
+    assert {owner(kept[f.line - 1]) for f in _figures(latest)} == {3}  # the third start-up's lines only
+    expected = {"avail_before_weights_gb": 94.04, "avail_after_weights_gb": 21.71, "weights_gb": 72.33,
+                "kv_gb": 10.42, "kv_tokens": 159277, "avail_after_pool_gb": 10.94}  # fmt: skip
+    for name, value in latest.target.items():
+        if name in expected:
+            assert value.value == pytest.approx(expected[name]), name
+    if latest.max_total_num_tokens is not None:
+        assert latest.max_total_num_tokens.value == 159277
+    if latest.left is not None:
+        assert latest.left.value in (7.43, 7.61)  # 7.61 only when nothing after the draft's pool survives
+    if "DeepseekV3ForCausalLMNextN" in latest.model_types:
+        assert latest.model_types == ("DeepseekV3ForCausalLM", "DeepseekV3ForCausalLMNextN")
+
+
+def test_the_issues_grep_explains_the_latest_start_up_alone() -> None:
+    lines = _cat(KIMI.read_text())
+    runs = split("\n".join(line for line in lines if re.search(GREPS["the issue's"], line)))
+    assert [r.index for r in runs] == [1, 2, 3] and pick(runs, None) == 3
+    third = runs[2]
+    assert third.target["weights_gb"].value == 72.33
+    assert third.target["avail_before_weights_gb"].value == 94.04 and third.derived == ("avail_before_weights_gb",)
+    assert third.max_total_num_tokens is not None and third.max_total_num_tokens.value == 159277
+    assert third.left is not None and third.left.value == 7.43
+    assert third.started == "2026-02-28 10:02:37" and third.begun_by == "TP3 logging 'Load weight end' again"
+    assert runs[0].max_total_num_tokens is not None and runs[0].max_total_num_tokens.value == 116169
+
+
+def test_a_start_up_takes_its_time_from_sglangs_stamps_without_a_journal_prefix() -> None:
+    runs = split("\n".join(_cat(KIMI.read_text())))
+    assert [r.started for r in runs] == ["2026-02-27 16:20:12", "2026-02-28 09:41:17", "2026-02-28 10:00:19"]
+
+
+def _shifted(text: str, by: dict[int, timedelta]) -> str:
+    """The journal with start-up *k*'s clocks (journal's and SGLang's) moved back by by[k]: quick restarts."""
+    owner = _owners(split(text))
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        shift = by.get(owner(number), timedelta())
+
+        def sglang(match: re.Match[str], shift: timedelta = shift) -> str:
+            return f"[{datetime.fromisoformat(match.group(1)) - shift:%Y-%m-%d %H:%M:%S}"
+
+        stamp = datetime.strptime("2026 " + line[:15], "%Y %b %d %H:%M:%S") - shift
+        out.append(f"{stamp:%b %d %H:%M:%S}{_SGLANG_TIME.sub(sglang, line[15:])}")
+    return "\n".join(out)
+
+
+#: The kimi journal with restarts 38 s and 27 s after the previous start-up ended: time alone cannot split it.
+QUICK = _shifted(
+    KIMI.read_text(), {2: timedelta(hours=16, minutes=52, seconds=32), 3: timedelta(hours=17, minutes=6, seconds=4)}
+)
+FORMS = {
+    "h20 short": H20.read_text().splitlines(),
+    "h20 cat": _cat(H20.read_text()),
+    "kimi short": KIMI.read_text().splitlines(),
+    "kimi cat": _cat(KIMI.read_text()),
+    "quick restarts cat": _cat(QUICK),
+}
+
+
+def test_the_quick_restarts_are_still_three_start_ups() -> None:
+    runs = split("\n".join(FORMS["quick restarts cat"]))
+    assert [r.first_line for r in runs] == [r.first_line for r in split(KIMI.read_text())]
+    assert [round(r.target["kv_gb"].value, 2) for r in runs] == [7.60, 14.19, 10.42]
+
+
+_SHARES = st.sampled_from([0.01, 0.02, 0.04, 0.1, 0.3, 0.6])
+
+
+def _no_mix(lines: list[str], share: float, seed: int) -> None:
+    """No start-up of a random subset (each line kept with probability *share*) mixes two, unless in doubt."""
+    import random
+
+    owner = _owners(split("\n".join(lines)))
+    pick_line = random.Random(seed)
+    kept = [n for n in range(1, len(lines) + 1) if pick_line.random() < share]
+    for run in split("\n".join(lines[n - 1] for n in kept)):
+        owners = {owner(kept[f.line - 1]) for f in _figures(run)}
+        assert len(owners) <= 1 or run.doubts, (run.index, run.begun_by, owners)
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(form=st.sampled_from(sorted(FORMS)), share=_SHARES, seed=st.integers())
+def test_no_subset_of_the_lines_mixes_two_start_ups_without_saying_so(form: str, share: float, seed: int) -> None:
+    _no_mix(FORMS[form], share, seed)
+
+
+@settings(max_examples=600, deadline=None, database=None, derandomize=True)
+@given(share=_SHARES, seed=st.integers())
+@example(share=0.01, seed=482628)  # a graph capture begun, then the next start-up's scheduler line: a doubt
+def test_nor_on_quick_restarts_where_time_alone_cannot_tell(share: float, seed: int) -> None:
+    """Without a process id or service lines, restarts half a minute apart: ranks in step and memory decide."""
+    _no_mix(FORMS["quick restarts cat"], share, seed)
+
+
+_T = "[2026-02-28 10:{:02d}:{:02d} TP{}] "
+_LWB, _LWE = (
+    "Load weight begin. avail mem={} GB",
+    "Load weight end. elapsed={} s, type={}, avail mem={} GB, mem usage={} GB.",
+)
+_KV_MLA, _KV_MHA = (
+    "KV Cache is allocated. #tokens: {}, KV size: {} GB",
+    "KV Cache is allocated. #tokens: {}, K size: {} GB, V size: {} GB",
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "starts", "draft"),
+    [
+        # the same rank loading the same model again: a new start-up
+        ([_T.format(1, 0, 0) + _LWE.format(60, "Qwen2ForCausalLM", 21.71, 72.33),
+          _T.format(5, 0, 0) + _LWE.format(60, "Qwen2ForCausalLM", 21.72, 72.33)], 2, {}),
+        # a draft's class, or a model far smaller: the draft
+        ([_T.format(1, 0, 0) + _LWE.format(60, "DeepseekV3ForCausalLM", 21.71, 72.33),
+          _T.format(2, 0, 0) + _LWE.format(3, "DeepseekV3ForCausalLMNextN", 7.80, 1.62)], 1, {"weights_gb": 1.62}),
+        ([_T.format(1, 0, 0) + _LWE.format(60, "LlamaForCausalLM", 21.71, 72.33),
+          _T.format(2, 0, 0) + _LWE.format(3, "LlamaForCausalLM", 7.80, 2.1)], 1, {"weights_gb": 2.1}),
+        # a pool of the other form (K and V against one KV), smaller: the draft's; of the same form: a new one
+        ([_T.format(1, 0, 0) + _KV_MLA.format(159277, 10.42), _T.format(1, 30, 0) + _KV_MHA.format(159277, 3.0, 3.0)],
+         1, {"kv_gb": 6.0}),
+        ([_T.format(1, 0, 0) + _KV_MLA.format(159277, 10.42), _T.format(1, 30, 0) + _KV_MLA.format(159277, 6.0)],
+         2, {}),
+        # another rank still loading once a rank allocated its pool: ranks move in step, a new start-up
+        ([_T.format(1, 0, 0) + _KV_MLA.format(159277, 10.42), _T.format(1, 5, 3) + _LWB.format(94.04)], 2, {}),
+        # free memory going up past what the start-up had: a new one
+        ([_T.format(1, 0, 0) + "Memory pool end. avail mem=10.94 GB",
+          _T.format(1, 20, 3) + "Capture cuda graph end. Time elapsed: 9.00 s. mem usage=1.52 GB. avail mem=20.50 GB."],
+         2, {}),
+        # SGLang's clock going back, or a gap before a step that takes seconds
+        ([_T.format(30, 0, 0) + _LWB.format(94.04), _T.format(10, 0, 3) + _LWB.format(94.05)], 2, {}),
+        ([_T.format(1, 0, 0) + _KV_MLA.format(9, 10.42), _T.format(9, 0, 3) + "Memory pool end. avail mem=10.9 GB"],
+         2, {}),
+    ],
+    ids=["same-model-again", "draft-class", "smaller-model", "other-kv-form", "same-kv-form", "ranks-in-step",
+         "memory-up", "clock-back", "gap"],
+)  # fmt: skip
+def test_snippets_split_and_file_as_the_rules_say(log: list[str], starts: int, draft: dict[str, float]) -> None:
+    runs = split("\n".join(log))
+    assert len(runs) == starts, [r.begun_by for r in runs]
+    assert {name: round(figure.value, 2) for name, figure in runs[-1].draft.items() if name in draft} == draft
+
+
+def test_a_new_process_id_begins_a_start_up() -> None:
+    line = "Feb 28 10:0{}:00 node python3[{}]: [2026-02-28 10:0{}:00 TP0] Load weight begin. avail mem=94.0{} GB"
+    runs = split("\n".join([line.format(1, 100, 1, 4), line.format(2, 200, 2, 5)]))
+    assert [r.begun_by for r in runs] == ["", "a new process id (200)"]
