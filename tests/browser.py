@@ -126,8 +126,9 @@ class Browser:
     def click(self, selector: str) -> None:
         """A real mouse click at the middle of the first element matching *selector* (scrolled into view)."""
         box = self.evaluate(
-            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: 'center'}});"
-            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
         )
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
@@ -137,8 +138,8 @@ class Browser:
         params: dict[str, Any] = {"format": "png"}
         if full:
             size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-            params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1})  # fmt: skip
+            clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+            params.update(captureBeyondViewport=True, clip=clip)
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", **params)["data"]))
 
     def problems(self) -> list[str]:

@@ -88,7 +88,9 @@ def test_sample_tree_focus_through_the_api() -> None:
     assert nx.has_path(view, budget_knob, site)
     mixin = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
     lines = (root / mixin).read_text().splitlines()
-    base = next(i for i, text in enumerate(lines, 1) if "self.max_total_num_tokens = self.profile_max_num_token(" in text)
+    base = next(
+        i for i, text in enumerate(lines, 1) if "self.max_total_num_tokens = self.profile_max_num_token(" in text
+    )
     [cap] = [n for n in view.nodes if (n.path, n.line) == (mixin, base)]
     assert view.nodes[cap][ROLE] == "cap" and view.nodes[cap]["category"] == "base"
     assert nx.has_path(view, site, cap)

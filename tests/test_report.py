@@ -112,7 +112,9 @@ def test_everything_is_inline_and_the_script_is_allowed_by_its_hash(tmp_path: Pa
     assert not [a for t, a in parsed.tags if t in ("script", "img", "iframe") and a.get("src")]
     assert not [a for t, a in parsed.tags if t == "link" and a.get("rel") == "stylesheet"]
     assert all(a["href"].startswith(("#", "file:", "data:")) for a in parsed.having("href"))
-    [policy] = [a["content"] for t, a in parsed.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    [policy] = [
+        a["content"] for t, a in parsed.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    ]
     assert "default-src 'none'" in policy
     code = next(s for s, (t, a) in zip(parsed.scripts, [x for x in parsed.tags if x[0] == "script"], strict=True)
                 if not a.get("type"))  # fmt: skip
@@ -176,9 +178,7 @@ def test_a_missing_tree_is_exit_2(tmp_path: Path) -> None:
 
 def test_links_go_upstream_for_a_known_release_else_to_local_files(tmp_path: Path) -> None:
     release = links_for(Target(str(tmp_path), "sglang==0.5.9"))
-    assert release.url(MIXIN, 143) == (
-        "https://github.com/sgl-project/sglang/blob/v0.5.9/python/" + MIXIN + "#L143"
-    )
+    assert release.url(MIXIN, 143) == ("https://github.com/sgl-project/sglang/blob/v0.5.9/python/" + MIXIN + "#L143")
     assert "upstream" in release.note
     local = links_for(Target(str(tmp_path), str(tmp_path)))
     assert local.url("a/b.py", 3) == (tmp_path / "a" / "b.py").resolve().as_uri()

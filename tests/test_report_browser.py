@@ -112,7 +112,7 @@ def test_code_from_the_tree_stays_text_in_the_browser(tmp_path: Path) -> None:
         )
         browser.click(f"#{ident}")
         shown = browser.evaluate("document.getElementById('node-details').textContent")
-        assert '</script><img src=x onerror=alert(1)>' in shown
+        assert "</script><img src=x onerror=alert(1)>" in shown
         assert browser.evaluate("document.querySelectorAll('img').length") == 0
         assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
         offline(browser, page)

@@ -111,7 +111,7 @@ def graph(
     flags: RunFlags,
 ) -> None:
     """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
-    from sgtrace.report import dot, graphjson
+    from sgtrace.report import graphjson
 
     attribute, target = _graph_arguments(arguments)
     chosen = [name for name, given in (("dot", as_dot), ("json", as_json), ("graphml", as_graphml)) if given]

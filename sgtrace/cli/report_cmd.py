@@ -36,7 +36,12 @@ Exit codes: 0 written, 2 usage or input error.
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
 @click.option("--against", metavar="OLD", help="A PATH or SPEC to compare with (the upgrade section).")
 @click.option(
-    "-o", "--output", default="sgtrace-report.html", show_default=True, metavar="FILE", help="Where to write ('-': stdout)."
+    "-o",
+    "--output",
+    default="sgtrace-report.html",
+    show_default=True,
+    metavar="FILE",
+    help="Where to write ('-': stdout).",
 )
 @_budget_options
 @_common

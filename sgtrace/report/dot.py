@@ -130,7 +130,8 @@ def _legend() -> list[str]:
     for role in ROLES:
         lines.append(f"    {_quote('legend_' + role)} [label={_quote(role)}, fillcolor={_quote(_ROLE_COLOURS[role])}];")
     names = list(ROLES)
-    lines += [f"    {_quote('legend_' + a)} -> {_quote('legend_' + b)} [style=invis];" for a, b in zip(names, names[1:])]
+    for a, b in zip(names, names[1:], strict=False):
+        lines.append(f"    {_quote('legend_' + a)} -> {_quote('legend_' + b)} [style=invis];")
     for group, colour in _OP_COLOURS.items():
         left, right = _quote(f"legend_op_{group}"), _quote(f"legend_op_{group}_end")
         lines.append(f"    {left} [label={_quote(group)}, shape=plaintext, style=\"\"];")

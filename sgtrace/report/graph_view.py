@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import networkx as nx
@@ -65,6 +65,9 @@ class EdgeShape:
     ly: float
     #: The tooltip.
     tooltip: str
+    #: Ids of its source and target nodes.
+    source: str = ""
+    target: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,14 @@ def shape(
         )
         for box in drawing.boxes
     )
-    same_column = {(r.source, r.target) for r in drawing.routes if len(r.points) == 2 and r.points[0][0] == r.points[1][0]}
-    edges = tuple(_edge(graph, route, (route.source, route.target) in same_column) for route in drawing.routes)
+    same_column = {
+        (r.source, r.target) for r in drawing.routes if len(r.points) == 2 and r.points[0][0] == r.points[1][0]
+    }
+    edges = tuple(
+        replace(_edge(graph, route, (route.source, route.target) in same_column), source=ids[route.source],
+                target=ids[route.target])
+        for route in drawing.routes
+    )  # fmt: skip
     named = tuple(zip(headings, drawing.columns, strict=False))
     return GraphShape(nodes, edges, round(drawing.width, 1), round(drawing.height + 8, 1), named)
 
@@ -174,8 +183,11 @@ def _edge(graph: nx.DiGraph, route: Route, same_column: bool) -> EdgeShape:
     data = graph.edges[route.source, route.target]
     op = str(data.get("op", ""))
     folded = int(data.get(FOLDED) or 0)
-    classes = f"edge op-{css_name(op_group(op))}" + (" folded" if folded else "") + (" arc" if same_column else "") + (
-        " approximate" if data.get("approximate") else ""
+    classes = (
+        f"edge op-{css_name(op_group(op))}"
+        + (" folded" if folded else "")
+        + (" arc" if same_column else "")
+        + (" approximate" if data.get("approximate") else "")
     )
     d, (lx, ly) = _path(route.points, same_column)
     label = "" if op_group(op) == "copy" or same_column else ("~" if data.get("approximate") else "") + op

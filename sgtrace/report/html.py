@@ -173,8 +173,10 @@ def _focus(result: ReportResult, links: Links) -> dict[str, Any]:
     shaped = graph_view.shape(graph, drawing, "f", _focus_classes, _HEADINGS)
     ids = {box.node: node.ident for box, node in zip(drawing.boxes, shaped.nodes, strict=True)}
     roles = [(role, ROLES[role], sum(1 for n in graph.nodes if graph.nodes[n].get(ROLE) == role)) for role in _COLUMNS]
-    return {"shape": shaped, "details": graph_view.details(graph, ids, links.url), "roles": roles,
-            "ops": [(graph_view.css_name(g), g, note) for g, note in graph_view.OP_NOTES.items()], "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}  # fmt: skip
+    ops = [(graph_view.css_name(group), group, note) for group, note in graph_view.OP_NOTES.items()]
+    details = graph_view.details(graph, ids, links.url)
+    return {"shape": shaped, "details": details, "roles": roles, "ops": ops,
+            "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}  # fmt: skip
 
 
 def _whole(result: ReportResult, links: Links) -> dict[str, Any]:
@@ -183,8 +185,9 @@ def _whole(result: ReportResult, links: Links) -> dict[str, Any]:
     drawing = layout.layout(graph, lambda n: (n.path, n.line, n.label, n.kind), passes=1.5)
     shaped = graph_view.shape(graph, drawing, "s", _slice_classes)
     ids = {box.node: node.ident for box, node in zip(drawing.boxes, shaped.nodes, strict=True)}
-    return {"shape": shaped, "details": graph_view.details(graph, ids, links.url),
-            "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges(), "truncated": result.traced.truncated}  # fmt: skip
+    details = graph_view.details(graph, ids, links.url)
+    return {"shape": shaped, "details": details, "nodes": graph.number_of_nodes(),
+            "edges": graph.number_of_edges(), "truncated": result.traced.truncated}  # fmt: skip
 
 
 def _order(graph: Any) -> Callable[[Point], tuple[Any, ...]]:

@@ -12,7 +12,7 @@ components are stacked top to bottom. See docs/report.md for why grandalf.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,8 +87,12 @@ def layout(
         ranks = {n: column(n) for n in graph.nodes}
         forward = nx.DiGraph()
         forward.add_nodes_from(sorted(graph.nodes, key=key))
-        forward.add_edges_from(sorted((u, v) if ranks[u] < ranks[v] else (v, u) for u, v in graph.edges if ranks[u] != ranks[v]))
-    columns = tuple(MARGIN + NODE_WIDTH / 2 + c * (NODE_WIDTH + COLUMN_GAP) for c in range(max(ranks.values(), default=0) + 1))
+        forward.add_edges_from(
+            sorted((u, v) if ranks[u] < ranks[v] else (v, u) for u, v in graph.edges if ranks[u] != ranks[v])
+        )
+    columns = tuple(
+        MARGIN + NODE_WIDTH / 2 + c * (NODE_WIDTH + COLUMN_GAP) for c in range(max(ranks.values(), default=0) + 1)
+    )
     boxes: dict[Any, Box] = {}
     routes: dict[tuple[Any, Any], tuple[tuple[float, float], ...]] = {}
     top = MARGIN
@@ -100,7 +104,9 @@ def layout(
         top += height + ROW_GAP * 2
     drawn = tuple(_route(boxes, u, v, routes) for u, v in graph.edges)
     width = (columns[-1] + NODE_WIDTH / 2 + MARGIN) if columns else 2 * MARGIN
-    return Drawing(tuple(boxes[n] for n in graph.nodes), drawn, width, max(top - ROW_GAP * 2 + MARGIN, 2 * MARGIN), columns)
+    return Drawing(
+        tuple(boxes[n] for n in graph.nodes), drawn, width, max(top - ROW_GAP * 2 + MARGIN, 2 * MARGIN), columns
+    )
 
 
 def _acyclic(graph: nx.DiGraph, key: Callable[[Any], Any]) -> nx.DiGraph:
@@ -173,12 +179,18 @@ def _component(
     routes = {}
     for (u, v), edge in edges.items():
         inner = sugiyama.ctrls.get(edge, {})
-        middle = [(columns[r + low], inner[r].view.xy[0] + shift) for r in sorted(inner) if r not in (ranks[u] - low, ranks[v] - low)]
+        middle = [
+            (columns[r + low], inner[r].view.xy[0] + shift)
+            for r in sorted(inner)
+            if r not in (ranks[u] - low, ranks[v] - low)
+        ]
         routes[(u, v)] = tuple(middle)
     return boxes, routes, max(across) - min(across) + NODE_HEIGHT
 
 
-def _route(boxes: dict[Any, Box], u: Any, v: Any, inner: dict[tuple[Any, Any], tuple[tuple[float, float], ...]]) -> Route:
+def _route(
+    boxes: dict[Any, Box], u: Any, v: Any, inner: dict[tuple[Any, Any], tuple[tuple[float, float], ...]]
+) -> Route:
     """An edge's points: out of the source's right side, through its dummies, into the target's left side."""
     source, target = boxes[u], boxes[v]
     middle = inner.get((u, v))

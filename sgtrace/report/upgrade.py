@@ -32,7 +32,11 @@ def upgrade(
         verdict, tone = "same caps, moved in the code: nothing to review in the sizing", "same"
     else:
         verdict, tone = "no change to the budget formula or the caps", "same"
-    reasons = [f"the budget formula changed ({len(result.budget_changed[1])} statements now)"] if result.budget_changed else []
+    reasons = (
+        [f"the budget formula changed ({len(result.budget_changed[1])} statements now)"]
+        if result.budget_changed
+        else []
+    )
     reasons += [f"{n} {kind}" for kind, n in counts.items() if n]
 
     def cap(c: Cap, link: bool = True) -> dict[str, Any]:

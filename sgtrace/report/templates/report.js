@@ -51,10 +51,8 @@
 
   function highlight(node) {
     var svg = node.ownerSVGElement;
-    var title = node.querySelector("title").textContent.split("\n")[0];
     svg.querySelectorAll(".edge").forEach(function (edge) {
-      var text = edge.querySelector("title").textContent;
-      var touches = text.indexOf(title + " -") === 0 || text.indexOf("-> " + title) > 0;
+      var touches = edge.getAttribute("data-from") === node.id || edge.getAttribute("data-to") === node.id;
       edge.classList.toggle("lit", touches);
       edge.classList.toggle("dim", !touches);
     });
