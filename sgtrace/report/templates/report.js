@@ -114,7 +114,7 @@
         });
       });
     }
-    return { fit: fit, scale: function () { return scale; } };
+    return { fit: fit };
   }
 
   var focusFrame = document.getElementById("focus-frame");
@@ -124,10 +124,12 @@
   var sliceFrame = document.getElementById("slice-frame");
   if (slice && sliceFrame) {
     var controls = slice.querySelector(".controls");
-    var view = zoomable(sliceFrame, controls);
-    var fitted = false;
+    zoomable(sliceFrame, controls);
+    var shown = false;
     slice.addEventListener("toggle", function () {
-      if (slice.open && !fitted && view) { fitted = true; view.fit(); }
+      // at full size, on the first write of the attribute ("fit" shows it all, too small to read)
+      var write = sliceFrame.querySelector(".node.seed-write");
+      if (slice.open && !shown && write) { shown = true; centre(write); }
     });
     var search = document.getElementById("slice-search");
     var found = document.getElementById("slice-found");
@@ -143,13 +145,15 @@
           if (hit) { count += 1; first = first || node; }
         });
         found.textContent = wanted ? count + " found" : "";
-        if (first) {
-          var box = first.getBoundingClientRect();
-          var frame = sliceFrame.getBoundingClientRect();
-          sliceFrame.scrollLeft += box.left - frame.left - frame.width / 2;
-          sliceFrame.scrollTop += box.top - frame.top - frame.height / 2;
-        }
+        if (first) centre(first);
       });
     }
+  }
+
+  function centre(node) {
+    var box = node.getBoundingClientRect();
+    var frame = sliceFrame.getBoundingClientRect();
+    sliceFrame.scrollLeft += box.left - frame.left - frame.width / 2;
+    sliceFrame.scrollTop += box.top - frame.top - frame.height / 2;
   }
 })();
