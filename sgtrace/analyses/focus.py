@@ -15,7 +15,7 @@ reads as members.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
@@ -153,18 +153,3 @@ def _folded_edges(
                 }
     return found
 
-
-def roles_in_order(view: nx.DiGraph) -> list[str]:
-    """The roles present in *view*, in ROLES' order (the legend's)."""
-    present = {view.nodes[n].get(ROLE) for n in view.nodes}
-    return [role for role in ROLES if role in present]
-
-
-def count(view: nx.DiGraph, role: str) -> int:
-    """How many nodes of *view* have *role*."""
-    return sum(1 for n in view.nodes if view.nodes[n].get(ROLE) == role)
-
-
-def members_of(view: nx.DiGraph, nodes: Iterable[Point]) -> int:
-    """How many slice nodes the given view nodes stand for (a reader group counts its reads)."""
-    return sum(len(view.nodes[n].get(MEMBERS) or ()) or 1 for n in nodes)
