@@ -30,6 +30,8 @@ from sgtrace.parse import read_bytes
 from sgtrace.sources import Target, resolve
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from sgtrace.analyses.diff import CapDiff
     from sgtrace.analyses.explain import Explanation
     from sgtrace.analyses.operator import Context, Want
@@ -39,6 +41,7 @@ __all__ = [
     "FindQuery",
     "FindResult",
     "InputError",
+    "ReportResult",
     "RunOptions",
     "TraceQuery",
     "TraceResult",
@@ -47,6 +50,8 @@ __all__ = [
     "diff",
     "explain",
     "find",
+    "focus",
+    "report",
     "resolve_targets",
     "trace",
 ]
@@ -524,3 +529,77 @@ def _pool_change(old: ReleasePool, new: ReleasePool, context: Context, settings:
         return pool_change(old, new, context.run, len(context.runs), settings)
     except NotAnInput as exc:
         raise InputError(str(exc)) from exc
+
+
+def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> TraceResult:
+    """The budget's view of the slice (``analyses.focus``): knobs, budget sites, caps, the pool's writes, readers."""
+    from dataclasses import replace
+
+    from sgtrace.analyses.focus import focus as view
+
+    traced = trace(query, target, options)
+    found = _caps(traced, budget)
+    shown = view(traced.graph, found.budget_sites, found.caps, budget)
+    return replace(traced, graph=shown, stats={**traced.stats, "nodes": len(shown), "edges": shown.number_of_edges()})
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What ``sgtrace report`` puts on its page."""
+
+    #: The tree analysed.
+    target: Target
+    #: Its caps and budget sites.
+    caps: CapsResult
+    #: The whole slice (``trace``).
+    traced: TraceResult
+    #: The budget's view of the slice (``analyses.focus``).
+    focus: nx.DiGraph
+    #: The formula evaluated and the run explained, when a log or ``--set`` was given.
+    explained: tuple[Explanation, Context] | None
+    #: ``diff``'s answer from the tree given with ``--against`` to this one.
+    against: tuple[CapsResult, CapsResult, CapDiff] | None
+    #: The tree given with ``--against``.
+    old: Target | None
+    #: Log line number -> its text, for the lines the page cites.
+    log_lines: dict[int, str]
+
+
+def report(
+    query: TraceQuery,
+    budget: str,
+    target: Target,
+    options: RunOptions,
+    log: bytes | None = None,
+    settings: dict[str, object] | None = None,
+    want: Want | None = None,
+    against: Target | None = None,
+) -> ReportResult:
+    """Everything the report shows: the slice and its focus, the caps, ``explain`` with a log or settings, ``diff``.
+
+    ``explain`` reads the slice from the cache that ``trace`` filled (with ``--no-cache`` it is built twice).
+    """
+    from sgtrace.analyses.focus import focus as view
+
+    traced = trace(query, target, options, reach=True)
+    explained = None
+    found = _caps(traced, budget)
+    if log is not None or settings:
+        found, explanation, context = explain(query, budget, target, options, log, settings or {}, want)
+        explained = (explanation, context)
+    shown = view(traced.graph, found.budget_sites, found.caps, budget)
+    compared = diff(query, budget, against, target, options, log, settings, want) if against is not None else None
+    lines = _cited_lines(log, explained[1]) if log is not None and explained is not None else {}
+    return ReportResult(target, found, traced, shown, explained, compared, against, lines)
+
+
+def _cited_lines(log: bytes, context: Context) -> dict[int, str]:
+    """The text (prefixes taken off, rank kept) of the log lines the ledger and the answer cite."""
+    from sgtrace.analyses.logstream import relevant_lines
+
+    wanted = {row.line for row in context.ledger if row.line is not None}
+    return {
+        line.number: f"[{line.rank}] {line.text}" if line.rank else line.text
+        for line in relevant_lines(log)
+        if line.number in wanted
+    }

@@ -104,3 +104,22 @@ def test_two_output_formats_at_once_is_a_usage_error() -> None:
     code, out, err = _invoke("graph", SAMPLE, "--dot", "--json", "--no-cache")
     assert code == 2 and out == ""
     assert "give one output format, not --dot and --json" in err
+
+
+def test_graph_focus_budget_is_the_reports_view_with_a_legend() -> None:
+    code, out, _ = _invoke("graph", SAMPLE, "--focus", "budget", "--no-cache")
+    assert code == 0
+    assert "subgraph cluster_legend {" in out and 'label="legend"' in out
+    for role in ("knob", "budget", "cap", "pool", "reader"):
+        assert f'subgraph "role_{role}" {{ rank=same;' in out
+    assert '"knob::0:server_args.mem_fraction_static" [label="server_args.mem_fraction_static\\nknob"' in out
+    assert "penwidth=2" in out  # the budget knob stands out
+    whole = _invoke("graph", SAMPLE, "--no-cache")[1]
+    assert out.count(" -> ") < whole.count(" -> ")
+    data = json.loads(_invoke("graph", SAMPLE, "--focus", "budget", "--json", "--no-cache")[1])
+    assert {n["role"] for n in data["nodes"]} == {"knob", "budget", "cap", "pool", "reader"}
+
+
+def test_graph_focus_and_upstream_together_is_a_usage_error() -> None:
+    code, _, err = _invoke("graph", SAMPLE, "--focus", "budget", "--upstream", "2")
+    assert code == 2 and "--focus or --upstream" in err

@@ -11,7 +11,14 @@ from collections.abc import Sequence
 
 import click
 
-from sgtrace.cli import cache_cmd, caps_cmds, find_cmd, gate_cmds, graph_cmds  # noqa: F401  (registers the commands)
+from sgtrace.cli import (  # noqa: F401  (registers the commands)
+    cache_cmd,
+    caps_cmds,
+    find_cmd,
+    gate_cmds,
+    graph_cmds,
+    report_cmd,
+)
 from sgtrace.cli.base import MAX_DEPTH, _warn, cli
 from sgtrace.model import ExitCode
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +15,8 @@ from sgtrace.cli.base import (
     _common,
     _echo_errors,
     _guarded,
+    _one_tree,
+    _query,
     _trace_inputs,
     _warn,
     cli,
@@ -41,6 +44,7 @@ Examples:
   sgtrace graph page_size sglang==0.5.23 --graphml -o page_size.graphml
   sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
   sgtrace graph sglang==0.5.23 --upstream 3 --render png -o kv.png   # a picture to read
+  sgtrace graph sglang==0.5.9 --focus budget --render svg -o budget.svg  # knobs to readers, with a legend
 """
 
 
@@ -84,6 +88,13 @@ def trace(
     type=click.IntRange(min=0),
     help="Keep only the writes and what lies this many edges upstream of them (a picture to read).",
 )
+@click.option(
+    "--focus",
+    type=click.Choice(["budget"]),
+    help="Only knobs -> budget sites -> caps -> the pool's writes -> readers (the report's graph), with a legend.",
+)
+@click.option("--budget", default="mem_fraction_static", show_default=True, callback=_attribute,
+              help="The budget knob --focus budget starts from.")  # fmt: skip
 @_common
 def graph(
     arguments: Sequence[str],
@@ -93,12 +104,14 @@ def graph(
     render: str | None,
     output: Path | None,
     upstream: int | None,
+    focus: str | None,
+    budget: str,
     max_nodes: int,
     strict_types: bool,
     flags: RunFlags,
 ) -> None:
     """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
-    from sgtrace.report import dot, graphjson
+    from sgtrace.report import graphjson
 
     attribute, target = _graph_arguments(arguments)
     chosen = [name for name, given in (("dot", as_dot), ("json", as_json), ("graphml", as_graphml)) if given]
@@ -107,7 +120,12 @@ def graph(
     fmt = chosen[0] if chosen else "dot"
     if render and output is None:
         raise click.UsageError("--render needs -o FILE")
-    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
+    if focus and upstream is not None:
+        raise click.UsageError("give --focus or --upstream, not both")
+    if focus:
+        result = _guarded(flags.debug, lambda: _focus_inputs(attribute, budget, target, max_nodes, strict_types, flags))
+    else:
+        result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
     if upstream is not None:
         from dataclasses import replace
@@ -120,15 +138,31 @@ def graph(
     elif fmt == "graphml":
         text = graphjson.render_graphml(result)
     else:
-        text = dot.render(result.graph, f"{attribute} in {result.root}")
+        text = _dot(result.graph, f"{attribute} in {result.root}", focus)
     if render:
         assert output is not None
-        _render(text if fmt == "dot" else dot.render(result.graph, attribute), render, output)
+        _render(text if fmt == "dot" else _dot(result.graph, attribute, focus), render, output)
     elif output is not None:
         output.write_text(text, encoding="utf-8")
         _warn(f"wrote {output} ({result.graph.number_of_nodes()} nodes, {result.graph.number_of_edges()} edges)")
     else:
         click.echo(text, nl=False)
+
+
+def _focus_inputs(
+    attribute: str, budget: str, target: str | None, max_nodes: int, strict_types: bool, flags: RunFlags
+) -> Any:
+    """Resolve the tree and run the api's focus."""
+    from sgtrace import api
+
+    tree, options = _one_tree(target, flags)
+    return api.focus(_query(attribute, max_nodes, strict_types), budget, tree, options)
+
+
+def _dot(graph: Any, title: str, focus: str | None) -> str:
+    from sgtrace.report import dot
+
+    return dot.render_focus(graph, title) if focus else dot.render(graph, title)
 
 
 def _graph_arguments(arguments: Sequence[str]) -> tuple[str, str | None]:

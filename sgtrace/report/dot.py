@@ -7,8 +7,11 @@ from typing import Any
 
 import networkx as nx
 
+from sgtrace.analyses.focus import FOLDED, ROLE, ROLES
 from sgtrace.graph.points import Point
 from sgtrace.graph.store import node_id
+from sgtrace.report.graph_view import op_group, subtitle
+from sgtrace.report.graph_view import title as box_title
 
 _SHAPES = {
     "write": "box",
@@ -79,3 +82,61 @@ def _node(point: Point, attributes: dict[str, Any]) -> str:
 def _quote(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\\\\n", "\\n")
     return f'"{escaped}"'
+
+
+#: Fill colours of the focused graph's roles (as the HTML report draws them).
+_ROLE_COLOURS = {"knob": "#fde2c4", "budget": "#ffd6d6", "cap": "#d9e8fb", "pool": "#d7f0dd", "reader": "#ece6f5"}
+#: Edge colours of the op groups (``report.graph_view.OP_GROUPS``).
+_OP_COLOURS = {"copy": "#8d94a3", "arithmetic": "#2f6fb2", "min / max / reduce": "#d62728", "call": "#8e44ad",
+               "other": "#b8860b"}  # fmt: skip
+
+
+def render_focus(graph: nx.DiGraph, title: str = "sgtrace") -> str:
+    """The focused graph (``analyses.focus``) in DOT: one column per role, left to right, and a legend."""
+    lines = [
+        f"digraph {_quote(title)} {{",
+        "  graph [rankdir=LR, fontname=Helvetica, fontsize=10, newrank=true, nodesep=0.15, ranksep=1.1];",
+        '  node [fontname=Helvetica, fontsize=9, shape=box, style="rounded,filled", fillcolor=white];',
+        '  edge [fontname=Helvetica, fontsize=8, color="#8d94a3"];',
+    ]
+    for role in ROLES:
+        nodes = sorted(n for n in graph.nodes if graph.nodes[n].get(ROLE) == role)
+        if not nodes:
+            continue
+        lines.append(f"  subgraph {_quote('role_' + role)} {{ rank=same;")
+        for node in nodes:
+            data = graph.nodes[node]
+            label = f"{box_title(node, data)}\\n{subtitle(node, data)}"
+            extra = ", penwidth=2" if data.get("why") == "the budget knob" else ""
+            lines.append(
+                f"    {_quote(node_id(node))} [label={_quote(label)}, fillcolor={_quote(_ROLE_COLOURS[role])}{extra}];"
+            )
+        lines.append("  }")
+    for source, target in sorted(graph.edges):
+        data = graph.edges[source, target]
+        group = op_group(str(data.get("op", "")))
+        label = "" if group == "copy" else f", label={_quote(str(data.get('op')))}"
+        style = ", style=dashed" if data.get(FOLDED) else ""
+        colour = _quote(_OP_COLOURS[group])
+        lines.append(f"  {_quote(node_id(source))} -> {_quote(node_id(target))} [color={colour}{label}{style}];")
+    lines += _legend()
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _legend() -> list[str]:
+    """A cluster naming the roles' colours and the edges' colours and styles."""
+    lines = ["  subgraph cluster_legend {", '    label="legend"; style=rounded; color=gray60; fontsize=9;']
+    for role in ROLES:
+        lines.append(f"    {_quote('legend_' + role)} [label={_quote(role)}, fillcolor={_quote(_ROLE_COLOURS[role])}];")
+    names = list(ROLES)
+    for a, b in zip(names, names[1:], strict=False):
+        lines.append(f"    {_quote('legend_' + a)} -> {_quote('legend_' + b)} [style=invis];")
+    for group, colour in _OP_COLOURS.items():
+        left, right = _quote(f"legend_op_{group}"), _quote(f"legend_op_{group}_end")
+        lines.append(f'    {left} [label={_quote(group)}, shape=plaintext, style=""];')
+        lines.append(f'    {right} [label="", shape=point, width=0.05];')
+        lines.append(f"    {left} -> {right} [color={_quote(colour)}];")
+    lines.append('    "legend_folded" [label="dashed: through steps not shown", shape=plaintext, style=""];')
+    lines.append("  }")
+    return lines
