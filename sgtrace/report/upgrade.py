@@ -11,12 +11,21 @@ from collections.abc import Callable
 from typing import Any
 
 from sgtrace.analyses.diff import CapDiff, CapPair
-from sgtrace.analyses.verdict import verdict
+from sgtrace.analyses.verdict import Verdict, verdict
 from sgtrace.model import Cap, CapsResult
 from sgtrace.report import diff_parts
 
 #: What the page calls a reason to look: the kinds ``diff``'s gate fails on by default.
 REVIEW = ("added", "changed", "budget", "pool")
+
+
+def _verdict(found: Verdict) -> str:
+    """The page's first line on the upgrade: what to review, or that nothing in the sizing changed."""
+    counts = diff_parts.counts(found)
+    reasons = [*found.failing, *(["caps in files the new tree could not analyse"] if found.unreadable else [])]
+    if reasons:
+        return f"Review before upgrading ({', '.join(reasons)}): {counts}."
+    return f"Nothing to review in how the pool is sized: {counts}."
 
 
 def upgrade(
@@ -52,7 +61,7 @@ def upgrade(
     return {
         "old": old,
         "new": new,
-        "verdict": diff_parts.verdict_line(old, new, found, result).replace("; gate failed", "; to review:"),
+        "verdict": _verdict(found),
         "pool": diff_parts.pool_sentence(old, new, result.pool) if result.pool is not None else "",
         "counts": diff_parts.counts(found),
         "tone": tone,
