@@ -51,7 +51,7 @@ def test_trace_json_is_node_link_data() -> None:
 
 
 def test_trace_of_an_attribute_never_written_exits_1(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "m.py").write_text("x = o.max_total_num_tokens\n")  # read, never written
     code, out, _ = _invoke("trace", "max_total_num_tokens", str(tmp_path), "--no-cache")
     assert code == 1 and "no writes" in out
 

@@ -30,7 +30,8 @@ Examples:
   sgtrace find max_running_requests . --reads --names
 
 \b
-Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error (an ATTRIBUTE
+no tree holds at all is a typo, with a did-you-mean).
 Files that cannot be parsed are listed on stderr (path:line: message) and in
 the JSON "errors"; every other file is still analysed.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from sgtrace.cli.base import (
     _one_tree,
     _query,
     _run_options,
+    _settings,
     _warn,
     cli,
 )
@@ -92,7 +93,8 @@ def _gate_options(function: Callable[..., Any]) -> Any:
     def with_gate(**kwargs: Any) -> Any:
         fmt, fail_on, exit_zero, log_file, run_index, settings = (kwargs.pop(name) for name in _GATE_NAMES)
         log = log_file.read() if log_file is not None else None
-        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, _settings(settings)), **kwargs)
+        values = _settings(settings, kwargs["budget"])
+        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, values), **kwargs)
 
     options = [
         click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "sarif"]), default="text",
@@ -110,20 +112,6 @@ def _gate_options(function: Callable[..., Any]) -> Any:
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped
-
-
-def _settings(settings: Sequence[str]) -> dict[str, object]:
-    """--set NAME=VALUE pairs, as explain reads them (one line and exit 2 on a malformed one)."""
-    from sgtrace.analyses.logs import parse_value
-
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
-    return values
 
 
 def _gate(

@@ -34,7 +34,8 @@ Examples:
 Each write of the attribute is followed back to what feeds it (<-op- lines),
 to knobs (server_args.X, accessor().X), environment variables, constants and
 calls outside the tree. '~' marks a link made without knowing a receiver's type.
-Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error (an ATTRIBUTE
+the tree does not hold at all is a typo, with a did-you-mean).
 """
 
 _GRAPH_EPILOG = """\b
@@ -45,6 +46,10 @@ Examples:
   sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
   sgtrace graph sglang==0.5.23 --upstream 3 --render png -o kv.png   # a picture to read
   sgtrace graph sglang==0.5.9 --focus budget --render svg -o budget.svg  # knobs to readers, with a legend
+
+\b
+Exit codes: 0 written, 1 ATTRIBUTE never written (nothing is written), 2 usage
+or input error.
 """
 
 
@@ -72,8 +77,12 @@ def trace(
     result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
     click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
-    seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
-    sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
+    sys.exit(ExitCode.FOUND if _written(result) else ExitCode.NOT_FOUND)
+
+
+def _written(result: Any) -> bool:
+    """Whether the slice holds a write of the attribute."""
+    return any(result.graph.nodes[n].get("seed") == "write" for n in result.graph.nodes)
 
 
 @cli.command(epilog=_GRAPH_EPILOG)
@@ -127,6 +136,9 @@ def graph(
     else:
         result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
+    if not _written(result):  # as trace answers it (with --focus, the api has said it)
+        _warn(f"no writes of .{attribute} under {result.root}")
+        sys.exit(ExitCode.NOT_FOUND)
     if upstream is not None:
         from dataclasses import replace
 

@@ -9,7 +9,18 @@ from typing import Any
 
 import click
 
-from sgtrace.cli.base import RunFlags, _budget_options, _common, _echo_errors, _guarded, _one_tree, _query, _warn, cli
+from sgtrace.cli.base import (
+    RunFlags,
+    _budget_options,
+    _common,
+    _echo_errors,
+    _guarded,
+    _one_tree,
+    _query,
+    _settings,
+    _warn,
+    cli,
+)
 from sgtrace.model import ExitCode
 
 _REPORT_EPILOG = """\b
@@ -25,7 +36,7 @@ the answer of explain (with --log or --set), the ledger as a chart, the caps
 with their status for the run, the graph from the knobs to the pool's readers
 (click a node for its code; the whole slice with search, zoom and pan), and
 with --against the changes of diff.
-Exit codes: 0 written, 2 usage or input error.
+Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
 """
 
 
@@ -60,17 +71,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML page about the KV pool of PATH or SPEC."""
     from sgtrace import api
-    from sgtrace.analyses.logs import parse_value
     from sgtrace.analyses.operator import Want
     from sgtrace.report import html
 
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
+    values = _settings(settings, budget)
     if run_index is not None and log_file is None:
         raise click.UsageError("--run needs --log")
     log = log_file.read() if log_file is not None else None
