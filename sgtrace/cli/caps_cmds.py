@@ -22,6 +22,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
 
 _CAPS_EPILOG = """\b
@@ -66,7 +67,7 @@ def caps(
     result = _guarded(flags.debug, run)
     _echo_errors(result.errors, result.shadowed)
     renderers = {"json": caps_json.render, "sarif": caps_json.render_sarif, "text": caps_text.render}
-    click.echo(renderers[fmt](result), nl=False)
+    emit(renderers[fmt](result))
     # a budget that does not reach the attribute is an answer (the api has warned): no cap to list
     sys.exit(ExitCode.FOUND if result.caps or not result.budget_sites else ExitCode.NOT_FOUND)
 
@@ -189,10 +190,10 @@ def explain(
     for note in context.notes:
         _warn(f"note: {note}")
     if list_runs:
-        click.echo(explain_report.render_runs(context), nl=False)
+        emit(explain_report.render_runs(context))
         sys.exit(ExitCode.FOUND)
     render = explain_report.render_json if fmt == "json" else explain_report.render
-    click.echo(render(found, result, context), nl=False)
+    emit(render(found, result, context))
     for name, how in sorted(result.missing.items()):
         _warn(f"missing input {name}: {how}")
     sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)

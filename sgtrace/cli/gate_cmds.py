@@ -24,6 +24,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _DIFF_EPILOG = """\b
@@ -133,7 +134,7 @@ def _gate(
             return diff_markdown.render(old, new, attribute, budget, result, found)
         return diff_text.render(old, new, attribute, budget, result, found)
 
-    click.echo(_guarded(debug, render), nl=False)
+    emit(_guarded(debug, render))
     _warn(f"verdict: {verdict_line(old, new, found, result)}")
     sys.exit(ExitCode.NOT_FOUND if found.failed else ExitCode.FOUND)
 
@@ -181,7 +182,12 @@ def diff(
 @cli.command(epilog=_CHECK_EPILOG)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Compare with this baseline.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Write the baseline here.")
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=output_path,
+    help="Write the baseline here.",
+)
 @_budget_options
 @_gate_options
 @_common
@@ -235,11 +241,11 @@ def _write_baseline(
     current = _guarded(flags.debug, run)
     _echo_errors(current.errors, current.shadowed)
     comments = {}
-    if path.exists():
+    if path.is_file():  # a regular file: /dev/full or a FIFO would be read without end
         try:
             comments = from_baseline(path.read_text(encoding="utf-8"))[3]
         except (OSError, ValueError):
             comments = {}
-    path.write_text(to_baseline(current, comments), encoding="utf-8")
+    write_file(path, to_baseline(current, comments))
     _warn(f"wrote {path}: {len(current.caps)} caps, {len(current.budget_sites)} budget sites")
     sys.exit(ExitCode.FOUND)

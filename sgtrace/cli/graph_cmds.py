@@ -21,6 +21,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _TRACE_EPILOG = """\b
@@ -76,7 +77,7 @@ def trace(
 
     result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
-    click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
+    emit(graphjson.render(result) if fmt == "json" else tree.render(result, depth))
     sys.exit(ExitCode.FOUND if _written(result) else ExitCode.NOT_FOUND)
 
 
@@ -91,7 +92,13 @@ def _written(result: Any) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="networkx node-link JSON.")
 @click.option("--graphml", "as_graphml", is_flag=True, help="GraphML.")
 @click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=output_path,
+    help="Write here, not to stdout.",
+)
 @click.option(
     "--upstream",
     type=click.IntRange(min=0),
@@ -155,10 +162,10 @@ def graph(
         assert output is not None
         _render(text if fmt == "dot" else _dot(result.graph, attribute, focus), render, output)
     elif output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
         _warn(f"wrote {output} ({result.graph.number_of_nodes()} nodes, {result.graph.number_of_edges()} edges)")
     else:
-        click.echo(text, nl=False)
+        emit(text)
 
 
 def _focus_inputs(

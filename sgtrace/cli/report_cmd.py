@@ -21,6 +21,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _REPORT_EPILOG = """\b
@@ -52,6 +53,7 @@ Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
     default="sgtrace-report.html",
     show_default=True,
     metavar="FILE",
+    callback=output_path,
     help="Where to write ('-': stdout).",
 )
 @_budget_options
@@ -89,17 +91,9 @@ def report(
     _echo_errors(result.caps.errors, result.caps.shadowed)
     page = _guarded(flags.debug, lambda: html.render(result))
     if output == "-":
-        click.echo(page, nl=False)
+        emit(page)
     else:
-        _write(Path(output), page)
+        write_file(Path(output), page)
         size = len(page.encode("utf-8"))
         _warn(f"wrote {output} ({size / 1024:.0f} KB; {result.focus.number_of_nodes()} nodes in the focused graph)")
     sys.exit(ExitCode.FOUND)
-
-
-def _write(path: Path, page: str) -> None:
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        _warn(f"error: cannot write {path}: {exc.strerror or exc}")
-        sys.exit(ExitCode.ERROR)
