@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sgtrace import __version__
+from sgtrace.cli.constraints import constraints
 from sgtrace.model import ExitCode, Limits
 
 #: The deepest --max-depth allowed: each level is a few frames of Python's stack (see cli.main).
@@ -233,7 +234,7 @@ def _run_flags(function: Callable[..., Any]) -> Any:
     wrapped: Any = with_flags
     for option in reversed(options):
         wrapped = option(wrapped)
-    return wrapped
+    return constraints(conflicts=[("no_cache", "cache_dir")])(wrapped)
 
 
 def _common(function: Any) -> Any:

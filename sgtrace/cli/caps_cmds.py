@@ -22,6 +22,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
 from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
 
@@ -117,6 +118,18 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
 
 
 @cli.command(epilog=_EXPLAIN_EPILOG)
+@constraints(
+    conflicts=[
+        ("want_kv_gb", "want_tokens"),
+        ("list_runs", "want_kv_gb"),
+        ("list_runs", "want_tokens"),
+        ("list_runs", "fmt=json"),
+        ("log_file=-", "command_file=-"),
+        ("log_file=-", "server_info_file=-"),
+        ("command_file=-", "server_info_file=-"),
+    ],
+    needs=[("run_index", "log_file"), ("list_runs", "log_file")],
+)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--log", "log_file", type=click.File("rb"), help="An SGLang log or journal ('-': standard input).")
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")

@@ -24,6 +24,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
 from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
@@ -146,6 +147,7 @@ def _want(gate: GateFlags) -> Any:
 
 
 @cli.command(epilog=_DIFF_EPILOG)
+@constraints(needs=[("run_index", "log_file")])
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option(
@@ -180,6 +182,12 @@ def diff(
 
 
 @cli.command(epilog=_CHECK_EPILOG)
+@constraints(
+    # writing a baseline neither evaluates a start-up nor judges a change
+    conflicts=[("baseline", "write_baseline")]
+    + [("write_baseline", name) for name in ("log_file", "run_index", "settings", "fmt", "fail_on", "exit_zero")],
+    needs=[("run_index", "log_file")],
+)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Compare with this baseline.")
 @click.option(

@@ -21,6 +21,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
 from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
@@ -55,6 +56,7 @@ or input error.
 
 
 @cli.command(epilog=_TRACE_EPILOG)
+@constraints(conflicts=[("depth", "fmt=json")])
 @click.argument("attribute", callback=_attribute)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -87,11 +89,22 @@ def _written(result: Any) -> bool:
 
 
 @cli.command(epilog=_GRAPH_EPILOG)
+@constraints(
+    conflicts=[
+        ("as_dot", "as_json"),
+        ("as_dot", "as_graphml"),
+        ("as_json", "as_graphml"),
+        ("render", "as_json"),
+        ("render", "as_graphml"),
+        ("focus", "upstream"),
+    ],
+    needs=[("render", "output"), ("budget", "focus")],
+)
 @click.argument("arguments", metavar="[ATTRIBUTE] [PATH|SPEC]", nargs=-1)
 @click.option("--dot", "as_dot", is_flag=True, help="Graphviz DOT (the default).")
 @click.option("--json", "as_json", is_flag=True, help="networkx node-link JSON.")
 @click.option("--graphml", "as_graphml", is_flag=True, help="GraphML.")
-@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
+@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot.")
 @click.option(
     "-o",
     "--output",
@@ -130,14 +143,7 @@ def graph(
     from sgtrace.report import graphjson
 
     attribute, target = _graph_arguments(arguments)
-    chosen = [name for name, given in (("dot", as_dot), ("json", as_json), ("graphml", as_graphml)) if given]
-    if len(chosen) > 1:
-        raise click.UsageError(f"give one output format, not {' and '.join('--' + c for c in chosen)}")
-    fmt = chosen[0] if chosen else "dot"
-    if render and output is None:
-        raise click.UsageError("--render needs -o FILE")
-    if focus and upstream is not None:
-        raise click.UsageError("give --focus or --upstream, not both")
+    fmt = "json" if as_json else "graphml" if as_graphml else "dot"  # one at most: see @constraints
     if focus:
         result = _guarded(flags.debug, lambda: _focus_inputs(attribute, budget, target, max_nodes, strict_types, flags))
     else:

@@ -21,6 +21,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
 from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
@@ -42,6 +43,7 @@ Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
 
 
 @cli.command(epilog=_REPORT_EPILOG)
+@constraints(needs=[("run_index", "log_file")])
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--log", "log_file", type=click.File("rb"), help="An SGLang log or journal ('-': standard input).")
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
@@ -77,8 +79,6 @@ def report(
     from sgtrace.report import html
 
     values = _settings(settings, budget)
-    if run_index is not None and log_file is None:
-        raise click.UsageError("--run needs --log")
     log = log_file.read() if log_file is not None else None
 
     def run() -> Any:
