@@ -100,7 +100,9 @@ def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> Fi
     listed = [(t, _discover(t, options)) for t in targets]
     result = _find(query, listed, options)[0]
     if not result.writes:
-        trees = [Tree(t.display, functools.partial(index_of, listing.files)) for t, listing in listed]
+        trees = [
+            Tree(t.display, functools.partial(index_of, listing.files), not listing.errors) for t, listing in listed
+        ]
         _known(query.attribute, "", trees)
     return result
 
@@ -339,7 +341,7 @@ def _tree(prepared: _Prepared) -> Tree:
     def index() -> IdentifierIndex:
         return prepared.identifiers or index_of(prepared.listing.files, prepared.contents)
 
-    return Tree(prepared.target.display, index)
+    return Tree(prepared.target.display, index, not prepared.listing.errors)
 
 
 def _known(name: str, option: str, trees: Sequence[Tree]) -> None:
@@ -356,7 +358,7 @@ def _written(query: TraceQuery, prepared: Sequence[_Prepared]) -> None:
         return
     trees = [_tree(p) for p in prepared]
     _known(query.attribute, "--attr", trees)
-    raise not_written(query.attribute, trees)
+    raise not_written(query.attribute, trees, [e for p in prepared for e in p.found.errors])
 
 
 def _reached(budget: str, attribute: str, results: Sequence[CapsResult], prepared: Sequence[_Prepared]) -> str:

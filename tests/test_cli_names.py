@@ -155,6 +155,16 @@ def test_every_command_answers_an_attribute_never_written_as_trace_does(
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_tree_with_a_file_it_could_not_read_is_not_sure_of_a_typo(sgtrace: Run, tmp_path: Path) -> None:
+    """The file left out may hold the name: the answer is "no writes", with the file that was not read."""
+    (tmp_path / "big.py").write_text("self.max_total_num_tokens = 1\n" * 100)
+    code, _, err = sgtrace("caps", str(tmp_path), "--max-file-size", "100", "--no-cache")
+    assert code == 1 and err.startswith("big.py:0: too large")
+    assert err.endswith(f"sgtrace: no writes of .max_total_num_tokens under {tmp_path}\n")
+    code, out, err = sgtrace("find", "max_total_num_tokenz", str(tmp_path), "--max-file-size", "100", "--no-cache")
+    assert code == 1 and out == f"no writes of .max_total_num_tokenz under {tmp_path}\n" and "too large" in err
+
+
 # -- the budget --------------------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sgtrace.identifiers import IdentifierIndex
-from sgtrace.model import SourceFile
+from sgtrace.model import FileError, SourceFile
 from sgtrace.parse import read_bytes
 
 
@@ -23,6 +23,11 @@ class UnknownName(Exception):
 class NotWritten(Exception):
     """The attribute is in the tree but nothing writes it: there is nothing to analyse (exit code 1)."""
 
+    def __init__(self, message: str, errors: Sequence[FileError] = ()) -> None:
+        super().__init__(message)
+        #: The files that could not be read or parsed (one of them may hold the write).
+        self.errors = tuple(errors)
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -32,6 +37,8 @@ class Tree:
     display: str
     #: Its identifier index, built when first asked for (only a name that is not found needs it).
     index: Callable[[], IdentifierIndex]
+    #: Whether every file of the tree could be read (a file that could not may hold any name).
+    complete: bool = True
 
 
 def index_of(files: Sequence[SourceFile], contents: dict[str, bytes] | None = None) -> IdentifierIndex:
@@ -44,18 +51,19 @@ def index_of(files: Sequence[SourceFile], contents: dict[str, bytes] | None = No
 
 
 def require(name: str, option: str, trees: Sequence[Tree]) -> None:
-    """UnknownName unless one of *trees* holds *name* (*option*: how the command line gave it, "" for an argument)."""
+    """UnknownName unless one of *trees* holds *name* (*option*: how the command line gave it, "" for an argument),
+    or a file of theirs could not be read (it may hold the name: that is not a typo for certain)."""
     indexes = [tree.index() for tree in trees]
-    if any(index.holds(name) for index in indexes):
+    if any(index.holds(name) for index in indexes) or not all(tree.complete for tree in trees):
         return
     close = sorted({word for index in indexes for word in index.closest(name, 1)})
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     raise UnknownName(f"{option + ' ' if option else ''}{name}: not a name in {_where(trees)}{hint}")
 
 
-def not_written(attribute: str, trees: Sequence[Tree]) -> NotWritten:
-    """The answer for an attribute the trees hold but never write."""
-    return NotWritten(f"no writes of .{attribute} under {_where(trees)}")
+def not_written(attribute: str, trees: Sequence[Tree], errors: Sequence[FileError] = ()) -> NotWritten:
+    """The answer for an attribute the trees hold but never write (*errors*: the files that could not be read)."""
+    return NotWritten(f"no writes of .{attribute} under {_where(trees)}", errors)
 
 
 def unreached(budget: str, attribute: str, trees: Sequence[Tree]) -> str:

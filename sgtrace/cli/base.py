@@ -182,6 +182,7 @@ def _guarded(debug: bool, run: Any) -> Any:
         _warn(f"error: {exc}")
         sys.exit(ExitCode.ERROR)
     except api.NotWritten as exc:  # an answer, not an error: as trace and find say it
+        _echo_errors(exc.errors)
         _warn(str(exc))
         sys.exit(ExitCode.NOT_FOUND)
     except Exception as exc:  # the api boundary: one clear line unless --debug
