@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_written, require, unreached
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
@@ -22,11 +24,9 @@ from sgtrace.model import (
     FindResult,
     Limits,
     Site,
-    SourceFile,
     TraceQuery,
     TraceResult,
 )
-from sgtrace.parse import read_bytes
 from sgtrace.sources import Target, resolve
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ __all__ = [
     "FindQuery",
     "FindResult",
     "InputError",
+    "NotWritten",
     "ReportResult",
     "RunOptions",
     "TraceQuery",
@@ -94,8 +95,16 @@ def resolve_targets(
 
 
 def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> FindResult:
-    """Every write (and optionally read) of ``query.attribute`` under *targets*."""
-    return _find(query, [(t, _discover(t, options)) for t in targets], options)[0]
+    """Every write (and optionally read) of ``query.attribute`` under *targets*; an InputError if no tree
+    holds the name at all (a typo)."""
+    listed = [(t, _discover(t, options)) for t in targets]
+    result = _find(query, listed, options)[0]
+    if not result.writes:
+        trees = [
+            Tree(t.display, functools.partial(index_of, listing.files), not listing.errors) for t, listing in listed
+        ]
+        _known(query.attribute, "", trees)
+    return result
 
 
 def _discover(target: Target, options: RunOptions) -> Listing:
@@ -113,14 +122,6 @@ def _discover(target: Target, options: RunOptions) -> Listing:
             "(a checkout's .gitignore, --exclude and --include choose them; --no-ignore reads past .gitignore)"
         )
     return listing
-
-
-def _bytes_of(path: str) -> bytes:
-    """A file's bytes, or none if it cannot be read (find's pass has reported it)."""
-    try:
-        return read_bytes(path)
-    except OSError:
-        return b""
 
 
 def _find(
@@ -190,9 +191,13 @@ def trace(
     """The data-flow graph of ``query.attribute``: backward from its writes, forward to its reads.
 
     With *reach*, the graph also holds the calls that run the cap functions and their conditions
-    (graph attribute ``reach``, what ``explain`` evaluates).
+    (graph attribute ``reach``, what ``explain`` evaluates). An attribute the tree does not hold at all is an
+    InputError; one it holds but never writes has an empty graph.
     """
-    return _traced(_prepare(query, target, options, listing, reach), options)
+    prepared = _prepare(query, target, options, listing, reach)
+    if not prepared.found.writes:
+        _known(query.attribute, "", [_tree(prepared)])
+    return _traced(prepared, options)
 
 
 @dataclass(frozen=True)
@@ -221,11 +226,7 @@ def _prepare(
 
     def index(contents: dict[str, bytes]) -> None:  # files must be parsed: the graph cannot be cached
         # the whole tree's words: what this pass read, and the files the manifest let it skip
-        first: dict[str, SourceFile] = {}
-        for source in listing.files:
-            first.setdefault(source.module, source)  # as the project keeps them
-        pairs = [(m, contents.get(m) or _bytes_of(first[m].abspath)) for m in sorted(first)]
-        built.append(IdentifierIndex(pairs))
+        built.append(index_of(listing.files, contents))
 
     found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
     extras = ("reach",) * reach + ("strict-types",) * query.strict_types
@@ -284,14 +285,36 @@ def caps(
 ) -> CapsResult:
     """Where *budget* enters the computation of ``query.attribute``, and every cap on the way to it.
 
-    The answer is cached beside the graph, so a warm run loads neither the graph nor networkx.
+    An attribute or a budget the tree does not hold is an InputError (with a did-you-mean), an attribute
+    it holds but never writes is NotWritten; a budget that does not reach the attribute is said to
+    ``options.notify`` (and no cap is listed). The answer is cached beside the graph, so a warm run loads
+    neither the graph nor networkx.
     """
+    prepared = _prepare(query, target, options, listing)
+    _written(query, [prepared])
+    result = _caps_of(prepared, budget, options)
+    _say(options, _reached(budget, query.attribute, [result], [prepared]))
+    return result
+
+
+def _say(options: RunOptions, unreached: str) -> None:
+    """Warn that the budget does not reach the attribute (when it does not)."""
+    if unreached and options.notify is not None:
+        options.notify(f"warning: {unreached}: no cap is listed")
+
+
+#: Bumped when analyses.caps answers differently from the same graph (cached answers are then not reused).
+_CAPS_ANALYSIS = "2"
+
+
+def _caps_of(prepared: _Prepared, budget: str, options: RunOptions) -> CapsResult:
+    """The caps of a prepared question, from the cache or found and cached."""
     from sgtrace.cache import JsonCache, key
     from sgtrace.codec import from_json
 
-    prepared = _prepare(query, target, options, listing)
+    query, target = prepared.query, prepared.target
     store = JsonCache(options.cache_dir, "caps")
-    entry = key(prepared.entry.encode(), "caps", budget)
+    entry = key(prepared.entry.encode(), "caps", budget, _CAPS_ANALYSIS)
     cached = store.get(entry)
     if cached is not None:
         try:
@@ -310,6 +333,42 @@ def caps(
         {"sites": result.budget_sites, "caps": result.caps, "truncated": result.truncated, "errors": result.errors},
     )
     return result
+
+
+def _tree(prepared: _Prepared) -> Tree:
+    """The tree of a prepared question, for the names it must hold."""
+
+    def index() -> IdentifierIndex:
+        return prepared.identifiers or index_of(prepared.listing.files, prepared.contents)
+
+    return Tree(prepared.target.display, index, not prepared.listing.errors)
+
+
+def _known(name: str, option: str, trees: Sequence[Tree]) -> None:
+    """An InputError, with a did-you-mean, unless one of *trees* holds *name*."""
+    try:
+        require(name, option, trees)
+    except UnknownName as exc:
+        raise InputError(str(exc)) from exc
+
+
+def _written(query: TraceQuery, prepared: Sequence[_Prepared]) -> None:
+    """An InputError for an attribute no tree holds; NotWritten for one that none of them writes."""
+    if any(p.found.writes for p in prepared):
+        return
+    trees = [_tree(p) for p in prepared]
+    _known(query.attribute, "--attr", trees)
+    raise not_written(query.attribute, trees, [e for p in prepared for e in p.found.errors])
+
+
+def _reached(budget: str, attribute: str, results: Sequence[CapsResult], prepared: Sequence[_Prepared]) -> str:
+    """Why the budget enters the attribute's computation in none of the trees ("" if it enters one); an
+    InputError if no tree holds the budget at all."""
+    if any(r.budget_sites for r in results):
+        return ""
+    trees = [_tree(p) for p in prepared]
+    _known(budget, "--budget", trees)
+    return unreached(budget, attribute, trees)
 
 
 def _caps(traced: TraceResult, budget: str) -> CapsResult:
@@ -389,11 +448,17 @@ def _explained(
     try:
         runs = read_runs(log, server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         listing = _discover(target, options)
-        traced = trace(query, target, options, listing, reach=True)
+        prepared = _prepare(query, target, options, listing, reach=True)
+        if not only_inputs:
+            _written(query, [prepared])
+        traced = _traced(prepared, options)
         found = _caps(traced, budget)
+        if not only_inputs and (unreached := _reached(budget, query.attribute, [found], [prepared])):
+            raise InputError(f"{unreached}: there is no budget formula to evaluate")
         paths = read_paths(traced.graph.graph.get(REACH))
         sites, capped = list(found.budget_sites), list(found.caps)
         left_out: tuple[str, ...] = ()
+        known = frozenset[str]()
         if only_inputs:
             known = inputs(listing.files, sites, capped, budget, paths)
             left_out = tuple(sorted(set(settings) - known))
@@ -409,7 +474,7 @@ def _explained(
     }
     result = dataclasses.replace(result, missing=missing)
     computed_at = {**origins, **_computed_at(traced.graph, result, settings)}
-    return found, result, context, ReleasePool(result, left_out, computed_at)
+    return found, result, context, ReleasePool(result, left_out, computed_at, known)
 
 
 def _computed_at(graph: object, result: Explanation, settings: Mapping[str, object]) -> dict[str, str]:
@@ -445,14 +510,17 @@ def diff(
 
     With a *log* or *settings* (as :func:`explain` takes them), the start-up is also evaluated with
     each tree's budget formula (``CapDiff.pool``); a ``--set`` name that is an input of one tree only
-    is given to that one.
+    is given to that one. The attribute and the budget are checked as :func:`caps` checks them, against
+    both trees: a name that one of them holds is not an error.
     """
     import dataclasses
 
     from sgtrace.analyses.diff import compare
 
-    before = caps(query, budget, old, options)
-    after = caps(query, budget, new, options)
+    prepared = [_prepare(query, target, options, None) for target in (old, new)]
+    _written(query, prepared)
+    before, after = (_caps_of(p, budget, options) for p in prepared)
+    _say(options, _reached(budget, query.attribute, [before, after], prepared))
     result = compare(
         before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
     )
@@ -478,7 +546,8 @@ def check(
 
     The baseline is the old side: its formula is evaluated with the start-up given from its recorded
     statements (the tree it was written on is not at hand: the caps' statuses there come from their
-    guards alone). A baseline that cannot be read is an InputError.
+    guards alone). A baseline that cannot be read, or that was written for another attribute or budget,
+    is an InputError; the names it was written for are not looked for in the tree (a release may drop them).
     """
     import dataclasses
 
@@ -489,7 +558,11 @@ def check(
         header, sites, recorded, _ = from_baseline(baseline)
     except ValueError as exc:
         raise InputError(f"cannot read the baseline: {exc}") from exc
-    current = caps(query, budget, target, options)
+    for option, name in (("--attr", query.attribute), ("--budget", budget)):
+        written_for = header.get("attribute" if option == "--attr" else "budget")
+        if written_for is not None and written_for != name:
+            raise InputError(f"the baseline was written for {option} {written_for}, not {name}")
+    current = _caps_of(_prepare(query, target, options, None), budget, options)
     now = current.caps if header.get("exits") else tuple(dataclasses.replace(c, exits=()) for c in current.caps)
     result = compare(recorded, now, sites, current.budget_sites, query.attribute, budget, current.errors)
     if log is None and not settings:
@@ -519,7 +592,7 @@ def _recorded_pool(
         result, _ = build((), sites, recorded, budget, runs, kept, want or Want())
     except BadInput as exc:
         raise InputError(str(exc)) from exc
-    return ReleasePool(result, tuple(sorted(set(settings) - known)))
+    return ReleasePool(result, tuple(sorted(set(settings) - known)), inputs=known)
 
 
 def _pool_change(old: ReleasePool, new: ReleasePool, context: Context, settings: Mapping[str, object]) -> PoolChange:
@@ -537,10 +610,21 @@ def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -
 
     from sgtrace.analyses.focus import focus as view
 
-    traced = trace(query, target, options)
-    found = _caps(traced, budget)
+    traced, found = _sliced(query, budget, target, options)
     shown = view(traced.graph, found.budget_sites, found.caps, budget)
     return replace(traced, graph=shown, stats={**traced.stats, "nodes": len(shown), "edges": shown.number_of_edges()})
+
+
+def _sliced(
+    query: TraceQuery, budget: str, target: Target, options: RunOptions, reach: bool = False
+) -> tuple[TraceResult, CapsResult]:
+    """The slice and the caps, with the names checked as :func:`caps` checks them."""
+    prepared = _prepare(query, target, options, None, reach)
+    _written(query, [prepared])
+    traced = _traced(prepared, options)
+    found = _caps(traced, budget)
+    _say(options, _reached(budget, query.attribute, [found], [prepared]))
+    return traced, found
 
 
 @dataclass(frozen=True)
@@ -581,9 +665,8 @@ def report(
     """
     from sgtrace.analyses.focus import focus as view
 
-    traced = trace(query, target, options, reach=True)
+    traced, found = _sliced(query, budget, target, options, reach=True)
     explained = None
-    found = _caps(traced, budget)
     if log is not None or settings:
         found, explanation, context = explain(query, budget, target, options, log, settings or {}, want)
         explained = (explanation, context)

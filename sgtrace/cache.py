@@ -148,6 +148,9 @@ _MADE: set[Path] = set()
 
 #: Cache folders refused in this process (each is said once).
 _REFUSED: set[Path] = set()
+#: Caches an entry could not be written to in this process (a full disk, a read-only folder): said once,
+#: and not written to again.
+_UNWRITABLE: set[Path | None] = set()
 
 
 class JsonCache:
@@ -186,7 +189,7 @@ class JsonCache:
 
     def put(self, entry_key: str, data: Any) -> None:
         """Store *data* atomically (write to a temporary file, then rename)."""
-        if self.directory is None:
+        if self.directory is None or self.top in _UNWRITABLE:
             return
         location = self._path(entry_key)
         payload = {"schema": SCHEMA, "version": __version__, "key": entry_key, "data": data}
@@ -208,7 +211,12 @@ class JsonCache:
                 handle.write(json.dumps(payload, separators=(",", ":"), default=_record))  # the C encoder
             os.replace(tmp, location)
         except OSError as exc:
-            print(f"sgtrace: warning: cannot write cache entry {location}: {exc.strerror}", file=sys.stderr)
+            _UNWRITABLE.add(self.top)
+            print(
+                f"sgtrace: warning: cannot write to the cache {self.top}: {exc.strerror or exc}; "
+                "this run's results are not kept",
+                file=sys.stderr,
+            )
 
 
 def _decode(payload: Any, path: str) -> FileScan:

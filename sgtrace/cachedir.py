@@ -26,6 +26,8 @@ PARTS = frozenset({"caps", "graph", "index", "manifest", "releases", "scan"})
 
 #: Folders judged in this process: folder -> whether it is sgtrace's cache.
 _JUDGED: dict[Path, bool] = {}
+#: Folders that could not be made or read: folder -> why.
+_UNUSABLE: dict[Path, str] = {}
 
 
 class NotACache(Exception):
@@ -63,7 +65,8 @@ def _claim(directory: Path) -> bool:
         if directory.is_symlink():
             return False
         names = set(os.listdir(directory))
-    except OSError:
+    except OSError as exc:
+        _UNUSABLE[directory] = _why(directory, exc)
         return False
     if not names <= PARTS | {TAG_NAME}:
         return False  # somebody's folder: a project, a home, another tool's cache
@@ -82,10 +85,21 @@ def _claim(directory: Path) -> bool:
 
 def refusal(directory: Path) -> str:
     """Why *directory* is not used as the cache, in one line."""
+    unusable = _UNUSABLE.get(Path(os.path.abspath(directory)))
+    if unusable:
+        return f"cannot use {directory} as the cache: {unusable}; name another folder with --cache-dir"
     return (
         f"{directory} is not an sgtrace cache (it holds other files and no CACHEDIR.TAG written by sgtrace); "
         "name a new or empty folder with --cache-dir"
     )
+
+
+def _why(directory: Path, exc: OSError) -> str:
+    """Why *directory* cannot be made or listed: a file where a folder should be, or the system's reason."""
+    for folder in (directory, *directory.parents):
+        if folder.exists() and not folder.is_dir():
+            return "it is not a folder" if folder == directory else f"{folder} is not a folder"
+    return exc.strerror or str(exc)
 
 
 def real_folder(path: Path, top: Path) -> bool:

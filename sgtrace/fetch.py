@@ -25,6 +25,7 @@ from typing import IO
 
 from sgtrace.cachedir import claim, refusal
 from sgtrace.model import Limits
+from sgtrace.registry import likely, nearest, pip_versions, same_version
 
 #: ``name==version``, as pip spells a pinned requirement.
 SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
@@ -44,6 +45,15 @@ _PLATFORM_RETRIES: tuple[tuple[str, ...], ...] = (
 
 class FetchError(Exception):
     """A release could not be fetched or unpacked; the message is one line."""
+
+
+class NoSuchPackage(FetchError):
+    """The registry has no package of that name."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        #: The name the registry does not know.
+        self.name = name
 
 
 def is_spec(text: str) -> bool:
@@ -137,6 +147,7 @@ def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
 
 def _download(spec: str, target: Path) -> Path:
     last = ""
+    listed: list[str] | None = None  # the versions pip saw wheels of, when it says so
     for extra in _PLATFORM_RETRIES:
         command = [
             sys.executable, "-I", "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
@@ -146,10 +157,49 @@ def _download(spec: str, target: Path) -> Path:
         wheels = sorted(target.glob("*.whl")) if target.is_dir() else []
         if proc.returncode == 0 and wheels:
             return wheels[0]
-        last = _pip_error(proc.stderr.decode("utf-8", "replace")) or f"pip exited with code {proc.returncode}"
-    if "no matching distribution" in last.lower() or "could not find a version" in last.lower():
-        last += " (sgtrace takes wheels only: building an sdist would run its code; pass a .whl or a directory)"
+        stderr = proc.stderr.decode("utf-8", "replace")
+        last = _pip_error(stderr) or f"pip exited with code {proc.returncode}"
+        versions = pip_versions(stderr)
+        if versions is not None:
+            listed = [*(listed or []), *versions]
+    name, version = spec.split("==", 1)
+    if listed is not None and not any(same_version(version, v) for v in listed):
+        raise _not_offered(name, version, listed, _every_version(name, target.parent))
     raise FetchError(f"cannot fetch {spec}: {last}")
+
+
+#: A version no release is spelt as (``===`` compares the strings): pip then lists every version it saw
+#: and takes none, so nothing is downloaded and no sdist is built to read its metadata.
+_NO_VERSION = "0+sgtrace.lists.versions"
+
+
+def _every_version(name: str, scratch: Path) -> list[str]:
+    """The versions the registry has of *name*, sdists' too (pip's error lists them)."""
+    command = [
+        sys.executable, "-I", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--no-input",
+        "--quiet", "--dest", str(scratch / "listed"), f"{name}==={_NO_VERSION}",
+    ]  # fmt: skip
+    return pip_versions(_run(command, scratch).stderr.decode("utf-8", "replace")) or []
+
+
+def _not_offered(name: str, version: str, wheels: list[str], everything: list[str]) -> FetchError:
+    """Why the registry has no wheel of *name* *version*: no such package, an sdist only, or no such version."""
+    spec = f"{name}=={version}"
+    if any(same_version(version, v) for v in everything):
+        return FetchError(
+            f"cannot fetch {spec}: {name} {version} is on the registry as an sdist only, with no wheel; sgtrace "
+            "takes wheels only (building an sdist would run its code): pass a .whl or a directory"
+        )
+    if not wheels and not everything:
+        return NoSuchPackage(name, f"cannot fetch {spec}: the registry has no package named {name}")
+    offered = wheels or everything
+    close = likely(version, offered)
+    near = nearest(version, offered)
+    hint = f" (did you mean {close}?)" if close and close not in near else ""
+    only = "" if wheels else f" ({name} has sdists only: sgtrace takes wheels)"
+    return FetchError(
+        f"cannot fetch {spec}: {name} has no version {version} on the registry; nearest: {', '.join(near)}{hint}{only}"
+    )
 
 
 def _pip_error(stderr: str) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from sgtrace.discover import printable
-from sgtrace.fetch import FetchError, git_tree, installed_package, is_spec, release_dir, wheel_dir
+from sgtrace.fetch import FetchError, NoSuchPackage, git_tree, installed_package, is_spec, release_dir, wheel_dir
 from sgtrace.model import Limits
+from sgtrace.registry import spec_hint
 
 #: The package analysed when no path is given, if it is installed.
 DEFAULT_PACKAGE = "sglang"
@@ -44,10 +47,22 @@ def resolve(
     if target is None:
         return _default(sample)
     if is_spec(target):
-        return Target(str(release_dir(target, cache_dir, limits)), target)
+        return Target(str(_release(target, cache_dir, limits)), target)
     if target.endswith(".whl") and Path(target).is_file():
         return Target(str(wheel_dir(Path(target), cache_dir, limits)), printable(target))
+    meant = spec_hint(target)
+    if meant and not os.path.lexists(target):
+        raise FetchError(f"no such file or directory: {printable(target)} (did you mean the release {meant}?)")
     return Target(target, printable(target))
+
+
+def _release(spec: str, cache_dir: Path, limits: Limits) -> Path:
+    """:func:`release_dir`, with a did-you-mean for a package name near the default one."""
+    try:
+        return release_dir(spec, cache_dir, limits)
+    except NoSuchPackage as exc:
+        close = difflib.get_close_matches(exc.name.lower(), [DEFAULT_PACKAGE], n=1)
+        raise FetchError(f"{exc} (did you mean {close[0]}?)" if close else str(exc)) from exc
 
 
 def _default(sample_allowed: bool = True) -> Target:

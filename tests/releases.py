@@ -7,6 +7,7 @@ with no registry in reach, the test is skipped.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,20 @@ def release(version: str) -> Path:
         if os.environ.get("CI"):
             pytest.fail(f"CI must reach the package registry: {exc}")
         pytest.skip(f"registry not reachable outside CI: {exc}")
+
+
+def linked_cache(folder: Path, *versions: str) -> Path:
+    """A new cache under *folder* holding the releases (hard links: a cache entry that is a symbolic link is
+    refused), so that ``sglang==X`` resolves without fetching; its other parts start empty."""
+    cache = folder / "cache"
+    (cache / "releases").mkdir(parents=True)
+    for version in versions:
+        shutil.copytree(release(version), cache / "releases" / f"sglang-{version}", copy_function=_link)
+    return cache
+
+
+def _link(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system
+        shutil.copy2(source, destination)

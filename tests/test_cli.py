@@ -68,7 +68,7 @@ def test_reads_are_listed_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_nothing_found_exits_1(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "m.py").write_text("x = o.max_total_num_tokens\n")  # read, never written
     code, out, err = _invoke("find", "max_total_num_tokens", str(tmp_path))
     assert code == 1
     assert "no writes" in out

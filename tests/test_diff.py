@@ -149,6 +149,7 @@ def test_a_start_up_under_both_trees(tmp_path: Path) -> None:
     assert (
         typo.stderr.strip()
         == "sgtrace: error: --set avial: not an input of either release's formula, caps or ServerArgs"
+        " (did you mean avail?)"
     )
 
 

@@ -18,7 +18,12 @@ from sgtrace.cachedir import TAG_NAME
 from sgtrace.cli import cli
 
 SGTRACE = shutil.which("sgtrace", path=str(Path(sys.executable).parent)) or shutil.which("sgtrace")
-WRITE = "class R:\n    def f(self):\n        self.max_total_num_tokens = 1\n"
+#: A pool sized from the budget: caps has a budget site to start from.
+WRITE = (
+    "class R:\n"
+    "    def f(self, total, mem_fraction_static):\n"
+    "        self.max_total_num_tokens = int(total * mem_fraction_static)\n"
+)
 
 
 def _marker_code(marker: Path) -> str:

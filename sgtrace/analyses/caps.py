@@ -6,7 +6,7 @@ fraction)``): a *budget site*. Everything downstream of a site that also
 flows into a write of the attribute is the value's path; each write on it is
 classified by the operation that produced it (one table below); writes of the
 same names that replace the value without coming from the budget are
-overrides.
+overrides (none when the budget has no site: then nothing comes from it).
 """
 
 from __future__ import annotations
@@ -75,10 +75,12 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     steps = [p for p in path if p.kind in ("write", "local", "field", "return") and p not in sites]
     caps = [c for c in (_classify(graph, p, derived) for p in steps) if c is not None]
     caps += [_cap(graph, n, "reserve", derived) for n in _reserved_before(graph, sites, upstream_of_core)]
+    # with no budget site nothing is derived from the budget: "not from the budget" would call every
+    # guarded write an override (metrics copies among them)
     overrides = {
         n
         for n in upstream_of_pool - derived
-        if n.kind in ("write", "local") and graph.nodes[n].get("guard") and _replaces(graph, n)
+        if sites and n.kind in ("write", "local") and graph.nodes[n].get("guard") and _replaces(graph, n)
     }
     # of one name's steps in one branch (``x = a`` then ``x = round(x)``), the last replaces the pool
     by_label: dict[str, set[Point]] = {}

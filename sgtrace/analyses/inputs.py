@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
 from sgtrace.analyses.launch import LaunchError, layered, read_command, read_server_info, same_version
-from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.analyses.logs import QUANTITIES, parse_value
 from sgtrace.analyses.release_args import ReleaseArgs
 from sgtrace.analyses.startups import StartUp, facts
 from sgtrace.model import BudgetSite
@@ -52,6 +52,28 @@ class Inputs:
     origins: dict[str, str]
     #: What the operator should know about them (a version that differs, options that name nothing).
     notes: tuple[str, ...]
+
+
+def read_settings(pairs: Sequence[str], budget: str) -> dict[str, Any]:
+    """``--set NAME=VALUE`` pairs as values (numbers, None, booleans, strings), checked as far as they can be
+    without the release: BadInput for a pair that is not NAME=VALUE, a name given two values, or a figure
+    that is not a finite number in its range (:func:`check_settings` checks the rest against the release)."""
+    numeric = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES}
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise BadInput(f"--set expects NAME=VALUE, got {pair!r}")
+        value = parse_value(text.strip())
+        if name in values and values[name] != value:
+            raise BadInput(f"--set {name} is given twice, as {values[name]} and {value}")
+        try:
+            check(name, value, budget, name in numeric)
+        except BadFigure as exc:
+            raise BadInput(str(exc)) from exc
+        values[name] = value
+    return values
 
 
 def check_settings(

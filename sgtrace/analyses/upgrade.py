@@ -10,6 +10,7 @@ to supply it, and where the new code computes them.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ class ReleasePool:
     #: name -> ``path:line: code`` where this release's code computes an input of its formula that
     #: ``--set`` gave or that is missing, when the function of the step that reads it assigns it.
     computed_at: dict[str, str] = field(default_factory=dict)
+    #: The names ``--set`` may give this release (its formula's, its caps' conditions', ServerArgs').
+    inputs: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,9 @@ def pool_change(old: ReleasePool, new: ReleasePool, run: int, runs: int, setting
     """Both evaluations, and the inputs only the new release needs; NotAnInput for a name neither takes."""
     neither = sorted(set(old.left_out) & set(new.left_out))
     if neither:
-        raise NotAnInput(f"--set {neither[0]}: not an input of either release's formula, caps or ServerArgs")
+        close = difflib.get_close_matches(neither[0], sorted(old.inputs | new.inputs), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise NotAnInput(f"--set {neither[0]}: not an input of either release's formula, caps or ServerArgs{hint}")
     needed: dict[str, NewInput] = {}
     for name in old.left_out:
         needed[name] = NewInput(name, settings[name], new.computed_at.get(name, ""))

@@ -6,7 +6,7 @@ import functools
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sgtrace import __version__
+from sgtrace.cli.constraints import constraints
 from sgtrace.model import ExitCode, Limits
 
 #: The deepest --max-depth allowed: each level is a few frames of Python's stack (see cli.main).
@@ -171,7 +172,8 @@ def _budget_options(function: Any) -> Any:
 
 
 def _guarded(debug: bool, run: Any) -> Any:
-    """Run *run*; an input error or an unexpected exception becomes one line and exit code 2."""
+    """Run *run*; an input error becomes one line and exit code 2, an attribute never written one line and
+    exit code 1, an unexpected exception one line and exit code 3."""
     from sgtrace import api
 
     try:
@@ -179,6 +181,10 @@ def _guarded(debug: bool, run: Any) -> Any:
     except api.InputError as exc:
         _warn(f"error: {exc}")
         sys.exit(ExitCode.ERROR)
+    except api.NotWritten as exc:  # an answer, not an error: as trace and find say it
+        _echo_errors(exc.errors)
+        _warn(str(exc))
+        sys.exit(ExitCode.NOT_FOUND)
     except Exception as exc:  # the api boundary: one clear line unless --debug
         if debug:
             raise
@@ -229,7 +235,7 @@ def _run_flags(function: Callable[..., Any]) -> Any:
     wrapped: Any = with_flags
     for option in reversed(options):
         wrapped = option(wrapped)
-    return wrapped
+    return constraints(conflicts=[("no_cache", "cache_dir")])(wrapped)
 
 
 def _common(function: Any) -> Any:
@@ -246,6 +252,17 @@ def _common(function: Any) -> Any:
         show_default=True,
         help="Stop growing the slice past this many nodes.",
     )(_run_flags(function))
+
+
+def _settings(pairs: Sequence[str], budget: str) -> dict[str, object]:
+    """--set NAME=VALUE pairs, read and checked as every command reads them (one line and exit 2 on a bad one)."""
+    from sgtrace.analyses.inputs import BadInput, read_settings
+
+    try:
+        return read_settings(pairs, budget)
+    except BadInput as exc:
+        _warn(f"error: {exc}")
+        sys.exit(ExitCode.ERROR)
 
 
 def _echo_errors(errors: Any, shadowed: Any = ()) -> None:

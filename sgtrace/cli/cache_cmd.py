@@ -12,6 +12,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
 
 
@@ -33,12 +34,13 @@ def cache_info(cache_dir: Path | None) -> None:
     from sgtrace.cache import default_dir, usage
 
     directory = cache_dir or default_dir()
-    click.echo(f"cache directory: {directory}")
+    lines = [f"cache directory: {directory}"]
     parts = usage(directory)
     if not parts:
-        click.echo("  (empty)")
+        lines.append("  (empty)")
     for name, (files, size) in parts.items():
-        click.echo(f"  {name:<10} {files:>7} files {size / (1 << 20):>9.1f} MiB")
+        lines.append(f"  {name:<10} {files:>7} files {size / (1 << 20):>9.1f} MiB")
+    emit("".join(f"{line}\n" for line in lines))
 
 
 @cache_group.command(name="clear")
@@ -55,4 +57,4 @@ def cache_clear(cache_dir: Path | None, keep_releases: bool) -> None:
     except NotACache as exc:
         _warn(f"error: {exc}")
         sys.exit(ExitCode.ERROR)
-    click.echo(f"removed {removed} files from {directory}")
+    emit(f"removed {removed} files from {directory}\n")

@@ -18,9 +18,12 @@ from sgtrace.cli.base import (
     _one_tree,
     _query,
     _run_options,
+    _settings,
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
+from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
 
 _CAPS_EPILOG = """\b
@@ -34,7 +37,9 @@ Examples:
 Categories: base (set from the profiled budget), reserve (subtracted from the
 budget), min, round, reduce (distributed MIN), split (shared between pools),
 override (replaced under a condition by a value not from the budget).
-Exit codes: 0 caps found, 1 none found, 2 usage or input error.
+Exit codes: 0 caps found (or none, when BUDGET does not reach ATTR: a warning
+says so), 1 none found or ATTR never written, 2 usage or input error (an ATTR
+or BUDGET the tree does not hold: a typo, with a did-you-mean).
 """
 
 
@@ -63,8 +68,9 @@ def caps(
     result = _guarded(flags.debug, run)
     _echo_errors(result.errors, result.shadowed)
     renderers = {"json": caps_json.render, "sarif": caps_json.render_sarif, "text": caps_text.render}
-    click.echo(renderers[fmt](result), nl=False)
-    sys.exit(ExitCode.FOUND if result.caps else ExitCode.NOT_FOUND)
+    emit(renderers[fmt](result))
+    # a budget that does not reach the attribute is an answer (the api has warned): no cap to list
+    sys.exit(ExitCode.FOUND if result.caps or not result.budget_sites else ExitCode.NOT_FOUND)
 
 
 _EXPLAIN_EPILOG = """\b
@@ -99,7 +105,9 @@ the others as the log's lines do). --command FILE (a launch command, a unit
 file, ps output) and --server-info FILE (GET /get_server_info) give server
 arguments; the log's server_args= line and --set win over them.
 Without server_args, the log's own pool and the formula imply the fraction.
-Exit codes: 0 explained, 2 a missing input or bad input (one line on stderr).
+Exit codes: 0 explained, 1 ATTR never written, 2 a missing input or bad input
+(a name the release does not hold, a BUDGET that does not reach ATTR; one line
+on stderr).
 """
 
 
@@ -110,6 +118,18 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
 
 
 @cli.command(epilog=_EXPLAIN_EPILOG)
+@constraints(
+    conflicts=[
+        ("want_kv_gb", "want_tokens"),
+        ("list_runs", "want_kv_gb"),
+        ("list_runs", "want_tokens"),
+        ("list_runs", "fmt=json"),
+        ("log_file=-", "command_file=-"),
+        ("log_file=-", "server_info_file=-"),
+        ("command_file=-", "server_info_file=-"),
+    ],
+    needs=[("run_index", "log_file"), ("list_runs", "log_file")],
+)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--log", "log_file", type=click.File("rb"), help="An SGLang log or journal ('-': standard input).")
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
@@ -166,7 +186,7 @@ def explain(
 
     if log_file is None and not settings and command_file is None and server_info_file is None:
         raise click.UsageError("give --log FILE or --set NAME=VALUE")
-    values = _settings(settings)
+    values = _settings(settings, budget)
     want = Want(run_index, want_kv_gb, want_tokens)
 
     def run() -> Any:
@@ -183,24 +203,10 @@ def explain(
     for note in context.notes:
         _warn(f"note: {note}")
     if list_runs:
-        click.echo(explain_report.render_runs(context), nl=False)
+        emit(explain_report.render_runs(context))
         sys.exit(ExitCode.FOUND)
     render = explain_report.render_json if fmt == "json" else explain_report.render
-    click.echo(render(found, result, context), nl=False)
+    emit(render(found, result, context))
     for name, how in sorted(result.missing.items()):
         _warn(f"missing input {name}: {how}")
     sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)
-
-
-def _settings(settings: Sequence[str]) -> dict[str, object]:
-    """``NAME=VALUE`` pairs as values (numbers, None, booleans, strings); exit 2 on one that is not a pair."""
-    from sgtrace.analyses.logs import parse_value
-
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
-    return values

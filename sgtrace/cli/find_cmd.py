@@ -19,6 +19,7 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
 
 _FIND_EPILOG = """\b
@@ -30,7 +31,8 @@ Examples:
   sgtrace find max_running_requests . --reads --names
 
 \b
-Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error (an ATTRIBUTE
+no tree holds at all is a typo, with a did-you-mean).
 Files that cannot be parsed are listed on stderr (path:line: message) and in
 the JSON "errors"; every other file is still analysed.
 """
@@ -68,9 +70,9 @@ def find(
     result = _guarded(flags.debug, run)
     _echo_errors(result.errors, result.shadowed)
     if fmt == "json":
-        click.echo(json_report.render(result), nl=False)
+        emit(json_report.render(result))
     else:
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        click.echo(text_report.render(result, width), nl=False)
+        emit(text_report.render(result, width))
         _warn(text_report.summary(result))
     sys.exit(ExitCode.FOUND if result.writes else ExitCode.NOT_FOUND)

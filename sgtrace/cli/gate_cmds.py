@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,12 @@ from sgtrace.cli.base import (
     _one_tree,
     _query,
     _run_options,
+    _settings,
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _DIFF_EPILOG = """\b
@@ -92,7 +95,8 @@ def _gate_options(function: Callable[..., Any]) -> Any:
     def with_gate(**kwargs: Any) -> Any:
         fmt, fail_on, exit_zero, log_file, run_index, settings = (kwargs.pop(name) for name in _GATE_NAMES)
         log = log_file.read() if log_file is not None else None
-        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, _settings(settings)), **kwargs)
+        values = _settings(settings, kwargs["budget"])
+        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, values), **kwargs)
 
     options = [
         click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "sarif"]), default="text",
@@ -110,20 +114,6 @@ def _gate_options(function: Callable[..., Any]) -> Any:
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped
-
-
-def _settings(settings: Sequence[str]) -> dict[str, object]:
-    """--set NAME=VALUE pairs, as explain reads them (one line and exit 2 on a malformed one)."""
-    from sgtrace.analyses.logs import parse_value
-
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
-    return values
 
 
 def _gate(
@@ -145,7 +135,7 @@ def _gate(
             return diff_markdown.render(old, new, attribute, budget, result, found)
         return diff_text.render(old, new, attribute, budget, result, found)
 
-    click.echo(_guarded(debug, render), nl=False)
+    emit(_guarded(debug, render))
     _warn(f"verdict: {verdict_line(old, new, found, result)}")
     sys.exit(ExitCode.NOT_FOUND if found.failed else ExitCode.FOUND)
 
@@ -157,6 +147,7 @@ def _want(gate: GateFlags) -> Any:
 
 
 @cli.command(epilog=_DIFF_EPILOG)
+@constraints(needs=[("run_index", "log_file")])
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option(
@@ -191,9 +182,20 @@ def diff(
 
 
 @cli.command(epilog=_CHECK_EPILOG)
+@constraints(
+    # writing a baseline neither evaluates a start-up nor judges a change
+    conflicts=[("baseline", "write_baseline")]
+    + [("write_baseline", name) for name in ("log_file", "run_index", "settings", "fmt", "fail_on", "exit_zero")],
+    needs=[("run_index", "log_file")],
+)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Compare with this baseline.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Write the baseline here.")
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=output_path,
+    help="Write the baseline here.",
+)
 @_budget_options
 @_gate_options
 @_common
@@ -247,11 +249,11 @@ def _write_baseline(
     current = _guarded(flags.debug, run)
     _echo_errors(current.errors, current.shadowed)
     comments = {}
-    if path.exists():
+    if path.is_file():  # a regular file: /dev/full or a FIFO would be read without end
         try:
             comments = from_baseline(path.read_text(encoding="utf-8"))[3]
         except (OSError, ValueError):
             comments = {}
-    path.write_text(to_baseline(current, comments), encoding="utf-8")
+    write_file(path, to_baseline(current, comments))
     _warn(f"wrote {path}: {len(current.caps)} caps, {len(current.budget_sites)} budget sites")
     sys.exit(ExitCode.FOUND)

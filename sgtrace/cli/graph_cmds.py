@@ -21,6 +21,8 @@ from sgtrace.cli.base import (
     _warn,
     cli,
 )
+from sgtrace.cli.constraints import constraints
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _TRACE_EPILOG = """\b
@@ -34,7 +36,8 @@ Examples:
 Each write of the attribute is followed back to what feeds it (<-op- lines),
 to knobs (server_args.X, accessor().X), environment variables, constants and
 calls outside the tree. '~' marks a link made without knowing a receiver's type.
-Exit codes: 0 writes found, 1 none found, 2 usage or input error.
+Exit codes: 0 writes found, 1 none found, 2 usage or input error (an ATTRIBUTE
+the tree does not hold at all is a typo, with a did-you-mean).
 """
 
 _GRAPH_EPILOG = """\b
@@ -45,10 +48,15 @@ Examples:
   sgtrace graph sglang==0.5.9 --render svg -o kv.svg       # needs Graphviz's dot
   sgtrace graph sglang==0.5.23 --upstream 3 --render png -o kv.png   # a picture to read
   sgtrace graph sglang==0.5.9 --focus budget --render svg -o budget.svg  # knobs to readers, with a legend
+
+\b
+Exit codes: 0 written, 1 ATTRIBUTE never written (nothing is written), 2 usage
+or input error.
 """
 
 
 @cli.command(epilog=_TRACE_EPILOG)
+@constraints(conflicts=[("depth", "fmt=json")])
 @click.argument("attribute", callback=_attribute)
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -71,18 +79,39 @@ def trace(
 
     result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
-    click.echo(graphjson.render(result) if fmt == "json" else tree.render(result, depth), nl=False)
-    seeds = sum(1 for n in result.graph.nodes if result.graph.nodes[n].get("seed") == "write")
-    sys.exit(ExitCode.FOUND if seeds else ExitCode.NOT_FOUND)
+    emit(graphjson.render(result) if fmt == "json" else tree.render(result, depth))
+    sys.exit(ExitCode.FOUND if _written(result) else ExitCode.NOT_FOUND)
+
+
+def _written(result: Any) -> bool:
+    """Whether the slice holds a write of the attribute."""
+    return any(result.graph.nodes[n].get("seed") == "write" for n in result.graph.nodes)
 
 
 @cli.command(epilog=_GRAPH_EPILOG)
+@constraints(
+    conflicts=[
+        ("as_dot", "as_json"),
+        ("as_dot", "as_graphml"),
+        ("as_json", "as_graphml"),
+        ("render", "as_json"),
+        ("render", "as_graphml"),
+        ("focus", "upstream"),
+    ],
+    needs=[("render", "output"), ("budget", "focus")],
+)
 @click.argument("arguments", metavar="[ATTRIBUTE] [PATH|SPEC]", nargs=-1)
 @click.option("--dot", "as_dot", is_flag=True, help="Graphviz DOT (the default).")
 @click.option("--json", "as_json", is_flag=True, help="networkx node-link JSON.")
 @click.option("--graphml", "as_graphml", is_flag=True, help="GraphML.")
-@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot (needs -o).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option("--render", type=click.Choice(["svg", "png"]), help="Render with Graphviz's dot.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=output_path,
+    help="Write here, not to stdout.",
+)
 @click.option(
     "--upstream",
     type=click.IntRange(min=0),
@@ -114,19 +143,15 @@ def graph(
     from sgtrace.report import graphjson
 
     attribute, target = _graph_arguments(arguments)
-    chosen = [name for name, given in (("dot", as_dot), ("json", as_json), ("graphml", as_graphml)) if given]
-    if len(chosen) > 1:
-        raise click.UsageError(f"give one output format, not {' and '.join('--' + c for c in chosen)}")
-    fmt = chosen[0] if chosen else "dot"
-    if render and output is None:
-        raise click.UsageError("--render needs -o FILE")
-    if focus and upstream is not None:
-        raise click.UsageError("give --focus or --upstream, not both")
+    fmt = "json" if as_json else "graphml" if as_graphml else "dot"  # one at most: see @constraints
     if focus:
         result = _guarded(flags.debug, lambda: _focus_inputs(attribute, budget, target, max_nodes, strict_types, flags))
     else:
         result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
     _echo_errors(result.errors, result.shadowed)
+    if not _written(result):  # as trace answers it (with --focus, the api has said it)
+        _warn(f"no writes of .{attribute} under {result.root}")
+        sys.exit(ExitCode.NOT_FOUND)
     if upstream is not None:
         from dataclasses import replace
 
@@ -143,10 +168,10 @@ def graph(
         assert output is not None
         _render(text if fmt == "dot" else _dot(result.graph, attribute, focus), render, output)
     elif output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
         _warn(f"wrote {output} ({result.graph.number_of_nodes()} nodes, {result.graph.number_of_edges()} edges)")
     else:
-        click.echo(text, nl=False)
+        emit(text)
 
 
 def _focus_inputs(

@@ -9,7 +9,20 @@ from typing import Any
 
 import click
 
-from sgtrace.cli.base import RunFlags, _budget_options, _common, _echo_errors, _guarded, _one_tree, _query, _warn, cli
+from sgtrace.cli.base import (
+    RunFlags,
+    _budget_options,
+    _common,
+    _echo_errors,
+    _guarded,
+    _one_tree,
+    _query,
+    _settings,
+    _warn,
+    cli,
+)
+from sgtrace.cli.constraints import constraints
+from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
 _REPORT_EPILOG = """\b
@@ -25,11 +38,12 @@ the answer of explain (with --log or --set), the ledger as a chart, the caps
 with their status for the run, the graph from the knobs to the pool's readers
 (click a node for its code; the whole slice with search, zoom and pan), and
 with --against the changes of diff.
-Exit codes: 0 written, 2 usage or input error.
+Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
 """
 
 
 @cli.command(epilog=_REPORT_EPILOG)
+@constraints(needs=[("run_index", "log_file")])
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
 @click.option("--log", "log_file", type=click.File("rb"), help="An SGLang log or journal ('-': standard input).")
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
@@ -41,6 +55,7 @@ Exit codes: 0 written, 2 usage or input error.
     default="sgtrace-report.html",
     show_default=True,
     metavar="FILE",
+    callback=output_path,
     help="Where to write ('-': stdout).",
 )
 @_budget_options
@@ -60,19 +75,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML page about the KV pool of PATH or SPEC."""
     from sgtrace import api
-    from sgtrace.analyses.logs import parse_value
     from sgtrace.analyses.operator import Want
     from sgtrace.report import html
 
-    values: dict[str, object] = {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        if not sep or not name.strip().isidentifier():
-            _warn(f"error: --set expects NAME=VALUE, got {setting!r}")
-            sys.exit(ExitCode.ERROR)
-        values[name.strip()] = parse_value(value.strip())
-    if run_index is not None and log_file is None:
-        raise click.UsageError("--run needs --log")
+    values = _settings(settings, budget)
     log = log_file.read() if log_file is not None else None
 
     def run() -> Any:
@@ -85,17 +91,9 @@ def report(
     _echo_errors(result.caps.errors, result.caps.shadowed)
     page = _guarded(flags.debug, lambda: html.render(result))
     if output == "-":
-        click.echo(page, nl=False)
+        emit(page)
     else:
-        _write(Path(output), page)
+        write_file(Path(output), page)
         size = len(page.encode("utf-8"))
         _warn(f"wrote {output} ({size / 1024:.0f} KB; {result.focus.number_of_nodes()} nodes in the focused graph)")
     sys.exit(ExitCode.FOUND)
-
-
-def _write(path: Path, page: str) -> None:
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        _warn(f"error: cannot write {path}: {exc.strerror or exc}")
-        sys.exit(ExitCode.ERROR)
