@@ -66,6 +66,32 @@ class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
 
+def rewound(log: bytes | str | BinaryIO) -> bytes | str | BinaryIO:
+    """*log* ready to be read from its start: a command that reads it twice (``diff`` evaluates both
+    releases, ``report`` cites its lines) is given a seekable stream (see :func:`replayable`)."""
+    if not isinstance(log, (bytes, str)) and log.seekable():
+        log.seek(0)
+    return log
+
+
+def replayable(stream: BinaryIO, most: int = DEFAULT_MAX_LOG_BYTES) -> BinaryIO:
+    """A stream that can be read more than once: *stream* itself if it can seek (a file), else its bytes
+    copied as they come (standard input) to a temporary file, at most *most* bytes (InputError past them)."""
+    import tempfile
+
+    if stream.seekable():
+        return stream
+    spool: BinaryIO = tempfile.TemporaryFile()  # noqa: SIM115  (the caller's to close, with the process)
+    copied = 0
+    while chunk := stream.read(1 << 20):
+        copied += len(chunk)
+        if copied > most:
+            raise InputError(f"the log is larger than {most >> 20} MB (--max-log-mb raises the bound)")
+        spool.write(chunk)
+    spool.seek(0)
+    return spool
+
+
 def resolve_targets(
     targets: Sequence[str],
     cache_dir: Path | None,
@@ -446,7 +472,7 @@ def _explained(
     from sgtrace.graph.reach import REACH
 
     try:
-        runs = read_runs(log, server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
+        runs = read_runs(rewound(log), server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         listing = _discover(target, options)
         prepared = _prepare(query, target, options, listing, reach=True)
         if not only_inputs:
@@ -502,9 +528,13 @@ def diff(
     old: Target,
     new: Target,
     options: RunOptions,
-    log: bytes | str | None = None,
+    log: bytes | str | BinaryIO | None = None,
     settings: Mapping[str, object] | None = None,
     want: Want | None = None,
+    *,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
 ) -> tuple[CapsResult, CapsResult, CapDiff]:
     """The caps and budget sites of two trees, and how they differ.
 
@@ -527,8 +557,9 @@ def diff(
     if log is None and not settings:
         return before, after, result
     given = settings or {}
-    _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, only_inputs=True)
-    new_pool = _explained(query, budget, new, options, log, given, want, only_inputs=True)[3]
+    server = _Server(server_info, command, max_log_bytes)
+    _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, True, server)
+    new_pool = _explained(query, budget, new, options, log, given, want, True, server)[3]
     return before, after, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
 
 
@@ -538,9 +569,13 @@ def check(
     target: Target,
     options: RunOptions,
     baseline: str,
-    log: bytes | str | None = None,
+    log: bytes | str | BinaryIO | None = None,
     settings: Mapping[str, object] | None = None,
     want: Want | None = None,
+    *,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
 ) -> tuple[dict[str, object], CapsResult, CapDiff]:
     """The caps of *target* against a baseline's text: (the baseline's header, the caps, how they differ).
 
@@ -568,8 +603,9 @@ def check(
     if log is None and not settings:
         return header, current, result
     given = settings or {}
-    old_pool = _recorded_pool(sites, recorded, budget, log, given, want)
-    _, _, context, new_pool = _explained(query, budget, target, options, log, given, want, only_inputs=True)
+    server = _Server(server_info, command, max_log_bytes)
+    old_pool = _recorded_pool(sites, recorded, budget, log, given, want, server)
+    _, _, context, new_pool = _explained(query, budget, target, options, log, given, want, True, server)
     return header, current, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
 
 
@@ -577,19 +613,21 @@ def _recorded_pool(
     sites: list[BudgetSite],
     recorded: list[Cap],
     budget: str,
-    log: bytes | str | None,
+    log: bytes | str | BinaryIO | None,
     settings: Mapping[str, object],
     want: Want | None,
+    server: _Server,
 ) -> ReleasePool:
     """A baseline's formula evaluated with the start-up (no tree: no ServerArgs defaults, no call paths)."""
-    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
+    from sgtrace.analyses.operator import BadInput, Given, Want, build, inputs, read_runs
     from sgtrace.analyses.upgrade import ReleasePool
 
     known = inputs((), sites, recorded, budget)
     try:
-        runs = read_runs(log) if log is not None else []
+        runs = read_runs(rewound(log), server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         kept = {name: value for name, value in settings.items() if name in known}
-        result, _ = build((), sites, recorded, budget, runs, kept, want or Want())
+        given = Given(kept, server.command or "", server.server_info or b"")
+        result, _ = build((), sites, recorded, budget, runs, kept, want or Want(), None, given)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     return ReleasePool(result, tuple(sorted(set(settings) - known)), inputs=known)
@@ -654,10 +692,14 @@ def report(
     budget: str,
     target: Target,
     options: RunOptions,
-    log: bytes | None = None,
+    log: bytes | BinaryIO | None = None,
     settings: dict[str, object] | None = None,
     want: Want | None = None,
     against: Target | None = None,
+    *,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
 ) -> ReportResult:
     """Everything the report shows: the slice and its focus, the caps, ``explain`` with a log or settings, ``diff``.
 
@@ -667,22 +709,25 @@ def report(
 
     traced, found = _sliced(query, budget, target, options, reach=True)
     explained = None
-    if log is not None or settings:
-        found, explanation, context = explain(query, budget, target, options, log, settings or {}, want)
+    server: dict[str, Any] = {"server_info": server_info, "command": command, "max_log_bytes": max_log_bytes}
+    if log is not None or settings or server_info is not None or command is not None:
+        found, explanation, context = explain(query, budget, target, options, log, settings or {}, want, **server)
         explained = (explanation, context)
     shown = view(traced.graph, found.budget_sites, found.caps, budget)
-    compared = diff(query, budget, against, target, options, log, settings, want) if against is not None else None
+    compared = None
+    if against is not None:
+        compared = diff(query, budget, against, target, options, log, settings, want, **server)
     lines = _cited_lines(log, explained[1]) if log is not None and explained is not None else {}
     return ReportResult(target, found, traced, shown, explained, compared, against, lines)
 
 
-def _cited_lines(log: bytes, context: Context) -> dict[int, str]:
+def _cited_lines(log: bytes | BinaryIO, context: Context) -> dict[int, str]:
     """The text (prefixes taken off, rank kept) of the log lines the ledger and the answer cite."""
     from sgtrace.analyses.logstream import relevant_lines
 
     wanted = {row.line for row in context.ledger if row.line is not None}
     return {
         line.number: f"[{line.rank}] {line.text}" if line.rank else line.text
-        for line in relevant_lines(log)
+        for line in relevant_lines(rewound(log))
         if line.number in wanted
     }

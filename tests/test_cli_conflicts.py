@@ -51,9 +51,9 @@ CASES = [
     *[
         (["check", SAMPLE, "--write-baseline", "{tmp}/b.json", *given],
          f"--write-baseline and {given[0]} cannot be used together",
-         "[not with --log, --run, --set, --format, --fail-on, --exit-zero, --baseline]")
+         "[not with --log, --run, --set, --format, --fail-on, --exit-zero, --command, --server-info, --baseline]")
         for given in (["--log", LOG], ["--set", "weights_gb=70"], ["--format", "sarif"], ["--fail-on", "added"],
-                      ["--exit-zero"])
+                      ["--exit-zero"], ["--server-info", LOG])
     ],
     (["check", SAMPLE, "--baseline", "{tmp}/a.json", "--run", "2"], "--run needs --log", "needs --log]"),
     (["diff", SAMPLE, SAMPLE, "--run", "2"], "--run needs --log", "[needs --log]"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from click.testing import CliRunner
 from sgtrace.analyses.diff import compare, fingerprint
 from sgtrace.cli import cli
 from sgtrace.model import BudgetSite, Cap
+from sgtrace.sources import sample_tree
 
 RUNNER = """\
 class Runner:
@@ -288,3 +291,22 @@ def test_diff_and_caps_sarif_validate_against_the_sarif_2_1_0_schema(tmp_path: P
     broken["runs"][0]["results"][0]["level"] = "fatal"  # not a SARIF level: the check can fail
     with pytest.raises(AssertionError):
         assert_valid_sarif(broken)
+
+
+def test_a_log_on_standard_input_is_read_for_both_trees(tmp_path: Path) -> None:
+    """diff reads the start-up twice (once per tree): a pipe, which cannot be read twice, is spooled first."""
+    journal = Path(__file__).parent / "fixtures" / "logs" / "h20_three_startups.journal"
+    sample = str(sample_tree())
+    common = ["diff", sample, sample, "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+    by_file = subprocess.run(
+        [sys.executable, "-m", "sgtrace", *common, "--log", str(journal)], capture_output=True, check=False
+    )
+    with open(journal, "rb") as piped:  # a real pipe, not a seekable file: cat feeds it
+        cat = subprocess.Popen(["cat"], stdin=piped, stdout=subprocess.PIPE)
+        by_pipe = subprocess.run(
+            [sys.executable, "-m", "sgtrace", *common, "--log", "-"], stdin=cat.stdout, capture_output=True, check=False
+        )
+        cat.wait()
+    assert by_file.returncode == by_pipe.returncode == 0, by_pipe.stderr
+    pool = json.loads(by_pipe.stdout)["kv_budget_gb"]
+    assert pool["old"] is not None and pool == json.loads(by_file.stdout)["kv_budget_gb"]

@@ -254,6 +254,52 @@ def _common(function: Any) -> Any:
     )(_run_flags(function))
 
 
+@dataclass(frozen=True, slots=True)
+class ServerFlags:
+    """What a command is told of the server besides its log: the launch command, /get_server_info."""
+
+    #: The text of a file holding the launch command (a unit file, a script, ps output), or None.
+    command: str | None
+    #: The JSON of ``GET /get_server_info``, or None.
+    server_info: bytes | None
+    #: The most a log may hold once decompressed, in bytes.
+    max_log_bytes: int
+
+    def keywords(self) -> dict[str, Any]:
+        """As the api's explain, diff, check and report take them."""
+        return {"command": self.command, "server_info": self.server_info, "max_log_bytes": self.max_log_bytes}
+
+
+_SERVER_NAMES = ("command_file", "server_info_file", "max_log_mb")
+
+
+def _server_options(function: Callable[..., Any]) -> Any:
+    """--command, --server-info and --max-log-mb, handed over as ``server``."""
+
+    @functools.wraps(function)
+    def with_server(**kwargs: Any) -> Any:
+        command_file, server_info_file, max_log_mb = (kwargs.pop(name) for name in _SERVER_NAMES)
+        server = ServerFlags(
+            command_file.read() if command_file is not None else None,
+            server_info_file.read() if server_info_file is not None else None,
+            max_log_mb << 20,
+        )
+        return function(server=server, **kwargs)
+
+    options = [
+        click.option("--command", "command_file", type=click.File("r", encoding="utf-8", errors="replace"),
+                     help="A file holding the launch command (a unit file, a script, ps output)."),
+        click.option("--server-info", "server_info_file", type=click.File("rb"),
+                     help="The JSON of GET /get_server_info."),
+        click.option("--max-log-mb", type=click.IntRange(min=1, max=10**7), default=2048, show_default=True,
+                     help="Refuse a log larger than this once decompressed."),
+    ]  # fmt: skip
+    wrapped: Any = with_server
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
 def _settings(pairs: Sequence[str], budget: str) -> dict[str, object]:
     """--set NAME=VALUE pairs, read and checked as every command reads them (one line and exit 2 on a bad one)."""
     from sgtrace.analyses.inputs import BadInput, read_settings

@@ -11,6 +11,7 @@ import click
 
 from sgtrace.cli.base import (
     RunFlags,
+    ServerFlags,
     _budget_options,
     _common,
     _echo_errors,
@@ -18,6 +19,7 @@ from sgtrace.cli.base import (
     _one_tree,
     _query,
     _run_options,
+    _server_options,
     _settings,
     _warn,
     cli,
@@ -144,20 +146,7 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
     "--want-tokens", type=click.IntRange(min=1, max=10**12), help="The mem_fraction_static for this many tokens."
 )
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
-@click.option(
-    "--command",
-    "command_file",
-    type=click.File("r", encoding="utf-8", errors="replace"),
-    help="A file holding the launch command (a unit file, a script, ps output).",
-)
-@click.option("--server-info", "server_info_file", type=click.File("rb"), help="The JSON of GET /get_server_info.")
-@click.option(
-    "--max-log-mb",
-    type=click.IntRange(min=1, max=10**7),
-    default=2048,
-    show_default=True,
-    help="Refuse a log larger than this once decompressed.",
-)
+@_server_options
 @_budget_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_common
@@ -169,9 +158,7 @@ def explain(
     want_kv_gb: float | None,
     want_tokens: int | None,
     settings: Sequence[str],
-    command_file: Any,
-    server_info_file: Any,
-    max_log_mb: int,
+    server: ServerFlags,
     attribute: str,
     budget: str,
     fmt: str,
@@ -184,20 +171,16 @@ def explain(
     from sgtrace.analyses.operator import Want
     from sgtrace.report import explain_report
 
-    if log_file is None and not settings and command_file is None and server_info_file is None:
+    if log_file is None and not settings and server.command is None and server.server_info is None:
         raise click.UsageError("give --log FILE or --set NAME=VALUE")
     values = _settings(settings, budget)
     want = Want(run_index, want_kv_gb, want_tokens)
 
     def run() -> Any:
         options = _run_options(flags)
-        tree = api.resolve_targets([target] if target else [], options.cache_dir, _warn, sample=False)[0]
-        return api.explain(
-            _query(attribute, max_nodes, strict_types), budget, tree, options, log_file, values, want,
-            server_info=server_info_file.read() if server_info_file else None,
-            command=command_file.read() if command_file else None,
-            max_log_bytes=max_log_mb << 20,
-        )  # fmt: skip
+        tree = api.resolve_targets([target] if target else [], options.cache_dir, _warn, None, options.limits, False)[0]
+        query = _query(attribute, max_nodes, strict_types)
+        return api.explain(query, budget, tree, options, log_file, values, want, **server.keywords())
 
     found, result, context = _guarded(flags.debug, run)
     for note in context.notes:

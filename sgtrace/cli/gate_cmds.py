@@ -13,6 +13,7 @@ import click
 
 from sgtrace.cli.base import (
     RunFlags,
+    ServerFlags,
     _budget_options,
     _common,
     _echo_errors,
@@ -20,6 +21,7 @@ from sgtrace.cli.base import (
     _one_tree,
     _query,
     _run_options,
+    _server_options,
     _settings,
     _warn,
     cli,
@@ -80,7 +82,8 @@ class GateFlags:
     fmt: str
     fail_on: frozenset[str]
     exit_zero: bool
-    log: bytes | None
+    #: The log as given (a stream, read as a stream: see ``api.replayable``), or None.
+    log: Any
     run: int | None
     settings: dict[str, object]
 
@@ -94,9 +97,8 @@ def _gate_options(function: Callable[..., Any]) -> Any:
     @functools.wraps(function)
     def with_gate(**kwargs: Any) -> Any:
         fmt, fail_on, exit_zero, log_file, run_index, settings = (kwargs.pop(name) for name in _GATE_NAMES)
-        log = log_file.read() if log_file is not None else None
         values = _settings(settings, kwargs["budget"])
-        return function(gate=GateFlags(fmt, fail_on, exit_zero, log, run_index, values), **kwargs)
+        return function(gate=GateFlags(fmt, fail_on, exit_zero, log_file, run_index, values), **kwargs)
 
     options = [
         click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "sarif"]), default="text",
@@ -155,6 +157,7 @@ def _want(gate: GateFlags) -> Any:
 )
 @_budget_options
 @_gate_options
+@_server_options
 @_common
 def diff(
     old: str,
@@ -163,6 +166,7 @@ def diff(
     attribute: str,
     budget: str,
     gate: GateFlags,
+    server: ServerFlags,
     max_nodes: int,
     strict_types: bool,
     flags: RunFlags,
@@ -174,7 +178,8 @@ def diff(
         options = _run_options(flags)
         before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository, options.limits)
         query = _query(attribute, max_nodes, strict_types)
-        return api.diff(query, budget, before, after, options, gate.log, gate.settings, _want(gate))
+        log = api.replayable(gate.log, server.max_log_bytes) if gate.log is not None else None
+        return api.diff(query, budget, before, after, options, log, gate.settings, _want(gate), **server.keywords())
 
     before, after, result = _guarded(flags.debug, run)
     _echo_errors((*before.errors, *after.errors), (*before.shadowed, *after.shadowed))
@@ -185,7 +190,19 @@ def diff(
 @constraints(
     # writing a baseline neither evaluates a start-up nor judges a change
     conflicts=[("baseline", "write_baseline")]
-    + [("write_baseline", name) for name in ("log_file", "run_index", "settings", "fmt", "fail_on", "exit_zero")],
+    + [
+        ("write_baseline", name)
+        for name in (
+            "log_file",
+            "run_index",
+            "settings",
+            "fmt",
+            "fail_on",
+            "exit_zero",
+            "command_file",
+            "server_info_file",
+        )
+    ],  # fmt: skip
     needs=[("run_index", "log_file")],
 )
 @click.argument("target", metavar="[PATH|SPEC]", required=False)
@@ -198,6 +215,7 @@ def diff(
 )
 @_budget_options
 @_gate_options
+@_server_options
 @_common
 def check(
     target: str | None,
@@ -206,6 +224,7 @@ def check(
     attribute: str,
     budget: str,
     gate: GateFlags,
+    server: ServerFlags,
     max_nodes: int,
     strict_types: bool,
     flags: RunFlags,
@@ -227,7 +246,10 @@ def check(
     def run() -> Any:
         tree, options = _one_tree(target, flags)
         query = _query(attribute, max_nodes, strict_types)
-        return api.check(query, budget, tree, options, recorded, gate.log, gate.settings, _want(gate))
+        log = api.replayable(gate.log, server.max_log_bytes) if gate.log is not None else None
+        return api.check(
+            query, budget, tree, options, recorded, log, gate.settings, _want(gate), **server.keywords()
+        )  # fmt: skip
 
     header, current, result = _guarded(flags.debug, run)
     _echo_errors(current.errors, current.shadowed)

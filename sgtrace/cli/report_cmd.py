@@ -11,12 +11,14 @@ import click
 
 from sgtrace.cli.base import (
     RunFlags,
+    ServerFlags,
     _budget_options,
     _common,
     _echo_errors,
     _guarded,
     _one_tree,
     _query,
+    _server_options,
     _settings,
     _warn,
     cli,
@@ -58,6 +60,7 @@ Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
     callback=output_path,
     help="Where to write ('-': stdout).",
 )
+@_server_options
 @_budget_options
 @_common
 def report(
@@ -67,6 +70,7 @@ def report(
     settings: Sequence[str],
     against: str | None,
     output: str,
+    server: ServerFlags,
     attribute: str,
     budget: str,
     max_nodes: int,
@@ -79,13 +83,13 @@ def report(
     from sgtrace.report import html
 
     values = _settings(settings, budget)
-    log = log_file.read() if log_file is not None else None
 
     def run() -> Any:
+        log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None
         tree, options = _one_tree(target, flags)
         old = api.resolve_targets([against], options.cache_dir, _warn, None, options.limits)[0] if against else None
         query = _query(attribute, max_nodes, strict_types)
-        return api.report(query, budget, tree, options, log, values, Want(run_index), old)
+        return api.report(query, budget, tree, options, log, values, Want(run_index), old, **server.keywords())
 
     result = _guarded(flags.debug, run)
     _echo_errors(result.caps.errors, result.caps.shadowed)
