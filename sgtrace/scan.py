@@ -80,9 +80,12 @@ def _classify_identifier(ident: Any, up: Up) -> tuple[Any, str] | None:
         if parent.child_by_field_name("attribute") != ident:
             return None  # `attribute.other`: the name is the object, not the attribute
         misread = _misread_alias(parent, up)
-        return misread if misread else (parent, _attribute_kind(parent, up))
-    kind = _name_kind(ident, parent, up)
-    return (ident, kind) if kind else None
+        if misread:
+            return misread
+        kind = _attribute_kind(parent, up)
+        return (_unstarred(parent) if kind in ("unpack", "for", "with") else parent), kind
+    name_kind = _name_kind(ident, parent, up)
+    return (ident, name_kind) if name_kind else None
 
 
 def _attribute_kind(node: Any, up: Up) -> str:
@@ -108,7 +111,15 @@ def _misread_alias(attribute: Any, up: Up) -> tuple[Any, str] | None:
     statement = up(holder) if holder is not None else None
     if statement is None or statement.type != "type_alias_statement":
         return None
-    return (statement, kind) if statement.child_by_field_name("left") == holder else None
+    return (statement, kind) if statement.named_children[0] == holder else None  # the left (unnamed before 0.25)
+
+
+def _unstarred(attribute: Any) -> Any:
+    """The node where the target begins: tree-sitter-python reads a pattern's leading ``*o.x`` as ``(*o).x``."""
+    node = attribute
+    while node.type in ("attribute", "subscript", "call") and node.named_child_count:
+        node = node.named_children[0]  # the object, the subscripted value, the function
+    return node.named_children[0] if node.type == "list_splat" and node.named_child_count else attribute
 
 
 def _climb_targets(node: Any, up: Up) -> tuple[Any, Any, bool]:

@@ -99,6 +99,20 @@ def test_target_position_is_the_element_not_the_statement() -> None:
     assert access.code == "(\n    self.a,\n        self.max_total_num_tokens,\n) = f()"
 
 
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ("*self.max_total_num_tokens, = f()", 2),
+        ("[*o.max_total_num_tokens] = f()", 3),
+        ("a, *o.max_total_num_tokens = f()", 5),
+    ],
+)
+def test_a_starred_target_begins_after_its_star(source: str, column: int) -> None:
+    """tree-sitter-python reads a leading ``*o.x`` as ``(*o).x``; the target still begins at ``o``."""
+    [access] = scan(source)
+    assert (access.column, access.kind) == (column, "unpack")
+
+
 def test_column_counts_characters_not_bytes() -> None:
     [access] = scan('s = "\u00e9\u00e9"; self.max_total_num_tokens = 1')
     assert access.column == 11
