@@ -19,8 +19,9 @@ Left out on purpose (docs/testing.md lists them as known gaps):
   concatenation or parentheses;
 - three shapes tree-sitter-python misreads without always saying so: a starred parenthesised target
   (``*(a, o.x), b = v``), a line inside brackets that follows an operator and is indented less than its
-  block, and an expression statement ``type(o).f()`` followed by a line that begins with ``(`` or ``[``
-  (read as one type alias). Continuation lines are therefore indented deeper than their statement.
+  block, and a statement that begins with ``type(`` and holds no ``=`` (``type(o).f()``,
+  ``type(o).x: int``) followed by a line that begins with ``(`` or ``[`` (read as one type alias).
+  Continuation lines are therefore indented deeper than their statement.
 """
 
 from __future__ import annotations
@@ -146,8 +147,10 @@ def _writes(draw: st.DrawFn, where: Where) -> list[str]:
         targets = [_top_target(draw) for _ in range(draw(st.integers(2, 4)))]
         return [" = ".join(targets) + f" = {_value(draw)}"]
     if form == "annotated":
-        value = draw(st.sampled_from(("", f" = {_value(draw)}")))
-        return [f"{_single(draw, annotated=True)}: {draw(st.sampled_from(('int', 'o.pool', 'list[int]')))}{value}"]
+        target, value = _single(draw, annotated=True), draw(st.sampled_from(("", f" = {_value(draw)}")))
+        if target.startswith("type(") and not value:
+            value = " = 1"  # `type(o).x: int` alone is the misread statement below (see the module's docstring)
+        return [f"{target}: {draw(st.sampled_from(('int', 'o.pool', 'list[int]')))}{value}"]
     if form == "augmented":
         return [f"{_single(draw)} {draw(st.sampled_from(AUGMENTED))} {_value(draw)}"]
     if form == "for":
