@@ -79,9 +79,13 @@ def _classify_identifier(ident: Any, up: Up) -> tuple[Any, str] | None:
     if parent.type == "attribute":
         if parent.child_by_field_name("attribute") != ident:
             return None  # `attribute.other`: the name is the object, not the attribute
-        return parent, _attribute_kind(parent, up)
-    kind = _name_kind(ident, parent, up)
-    return (ident, kind) if kind else None
+        misread = _misread_alias(parent, up)
+        if misread:
+            return misread
+        kind = _attribute_kind(parent, up)
+        return (_unstarred(parent) if kind in ("unpack", "for", "with") else parent), kind
+    name_kind = _name_kind(ident, parent, up)
+    return (ident, name_kind) if name_kind else None
 
 
 def _attribute_kind(node: Any, up: Up) -> str:
@@ -93,6 +97,29 @@ def _attribute_kind(node: Any, up: Up) -> str:
     if parent is not None and parent.type == "delete_statement":
         return "del"
     return "read"
+
+
+def _misread_alias(attribute: Any, up: Up) -> tuple[Any, str] | None:
+    """(statement, kind) for ``type(o).ATTR = v``, which tree-sitter-python reads as a type alias named
+    ``(o).ATTR`` (``type`` taken for the soft keyword); a real alias is named by a plain name."""
+    holder = up(attribute)
+    if holder is None or holder.type != "type":
+        return None
+    kind, constrained = "assign", up(holder)
+    if constrained is not None and constrained.type == "constrained_type" and constrained.named_children[0] == holder:
+        kind, holder = "annassign", up(constrained)  # `type(o).ATTR: int = v`
+    statement = up(holder) if holder is not None else None
+    if statement is None or statement.type != "type_alias_statement":
+        return None
+    return (statement, kind) if statement.named_children[0] == holder else None  # the left (unnamed before 0.25)
+
+
+def _unstarred(attribute: Any) -> Any:
+    """The node where the target begins: tree-sitter-python reads a pattern's leading ``*o.x`` as ``(*o).x``."""
+    node = attribute
+    while node.type in ("attribute", "subscript", "call") and node.named_child_count:
+        node = node.named_children[0]  # the object, the subscripted value, the function
+    return node.named_children[0] if node.type == "list_splat" and node.named_child_count else attribute
 
 
 def _climb_targets(node: Any, up: Up) -> tuple[Any, Any, bool]:
@@ -167,6 +194,8 @@ def _in_parameters(node: Any, up: Up) -> bool:
 
 def _in_class_body(assignment: Any, up: Up) -> bool:
     statement = up(assignment)
+    while statement is not None and statement.type == "assignment":
+        statement = up(statement)  # `a = b = 0`: a chain nests each assignment in the one before
     if statement is None or statement.type != "expression_statement":
         return False
     block = up(statement)

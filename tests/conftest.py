@@ -27,6 +27,25 @@ def writes(source: str, attribute: str = "max_total_num_tokens") -> list[tuple[i
     return [(a.line, a.kind) for a in scan(source, attribute) if a.kind not in ("read", "getattr", "del")]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run only when ``-m`` names them (``pytest -m slow``): the default run leaves them out."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What the property tests compared, for the record (tests/examples.py)."""
+    from tests.examples import TALLIES
+
+    for test, tally in sorted(TALLIES.items()):
+        counts = ", ".join(f"{key} {value:,}" for key, value in sorted(tally.items()))
+        terminalreporter.write_line(f"compared in {test}: {counts}")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own cache unless it asks for another."""

@@ -1,14 +1,20 @@
-"""Start-ups on what operators paste: a journal filtered by the greps they write, any subset of its lines.
+"""Start-ups on what operators paste: a journal filtered by the greps they write, any subset of its lines,
+some of its start-ups in any order.
 
 Each grep must give the latest start-up's own figures, or say that it cannot (a doubt), never a mix;
 for any subset of the lines, no start-up holds figures of two start-ups of the whole journal unless it
-says it is in doubt.
+says it is in doubt. Start-ups pasted in another order (logs of several days concatenated in any
+order), and ranks whose lines of one step come in another order (they log concurrently), are read as
+they were, and their subsets obey the same rule. The new property tests run the counts of
+tests/examples.py; the two older ones keep their derandomized default samples and have slow twins.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from hypothesis import example, given, settings
@@ -16,6 +22,7 @@ from hypothesis import strategies as st
 
 from sgtrace.analyses.startups import Figure, StartUp, pick, split
 from tests.conftest import FIXTURES
+from tests.examples import EXAMPLES, PROFILES, TALLIES
 
 KIMI = FIXTURES / "logs" / "kimi_three_startups.journal"
 H20 = FIXTURES / "logs" / "h20_three_startups.journal"
@@ -146,6 +153,12 @@ def _no_mix(lines: list[str], share: float, seed: int) -> None:
         assert len(owners) <= 1 or run.doubts, (run.index, run.begun_by, owners)
 
 
+def _settings(profile: str) -> settings:
+    return settings(max_examples=EXAMPLES[profile], deadline=None, database=None, derandomize=True)
+
+
+# The two subset properties keep the derandomized sample they always ran by default (200 and 600 examples);
+# their slow profile runs 10^4, which finds mixes (the known ones are pinned below).
 @settings(max_examples=200, deadline=None, database=None, derandomize=True)
 @given(form=st.sampled_from(sorted(FORMS)), share=_SHARES, seed=st.integers())
 def test_no_subset_of_the_lines_mixes_two_start_ups_without_saying_so(form: str, share: float, seed: int) -> None:
@@ -158,6 +171,106 @@ def test_no_subset_of_the_lines_mixes_two_start_ups_without_saying_so(form: str,
 def test_nor_on_quick_restarts_where_time_alone_cannot_tell(share: float, seed: int) -> None:
     """Without a process id or service lines, restarts half a minute apart: ranks in step and memory decide."""
     _no_mix(FORMS["quick restarts cat"], share, seed)
+
+
+@pytest.mark.slow
+@_settings("slow")
+@given(form=st.sampled_from(sorted(FORMS)), share=_SHARES, seed=st.integers())
+def test_no_subset_of_the_lines_mixes_two_start_ups_without_saying_so_slow(form: str, share: float, seed: int) -> None:
+    _no_mix(FORMS[form], share, seed)
+
+
+@pytest.mark.slow
+@_settings("slow")
+@given(share=_SHARES, seed=st.integers())
+def test_nor_on_quick_restarts_where_time_alone_cannot_tell_slow(share: float, seed: int) -> None:
+    _no_mix(FORMS["quick restarts cat"], share, seed)
+
+
+@pytest.mark.xfail(strict=True, reason="start-up 2's draft pool line begins a start-up that takes start-up 3's weights")
+@pytest.mark.parametrize("seed", [1420, 29302])
+def test_known_mixes_on_quick_restarts(seed: int) -> None:
+    """Found by the slow profile: a 10 % subset where start-up 2's draft KV line (33 s after its target's
+    graphs) begins a start-up, and start-up 3's first lines, 50 s later, are filed in it as a draft's."""
+    _no_mix(FORMS["quick restarts cat"], 0.1, seed)
+
+
+#: Where a rank's tag ends in a line (``[... TP3]`` or ``[... DP0 TP3]``).
+_RANK_TAG = re.compile(r" (?:[TDPE]P\d+ ?)+\]")
+
+
+def _step(line: str) -> str | None:
+    """A rank's line with the rank and the figures taken out: lines of one step of several ranks share it."""
+    tag = _RANK_TAG.search(line)
+    return re.sub(r"\d+", "#", line[tag.end() :]) if tag else None
+
+
+def _ranks_in_another_order(lines: list[str], seed: int) -> list[str]:
+    """*lines* with each run of one step's lines (one a rank) shuffled, as ranks logging at once may write them."""
+    import random
+
+    shuffle = random.Random(seed).shuffle
+    out: list[str] = []
+    run: list[str] = []
+    for line in lines:
+        if run and _step(line) != _step(run[0]):
+            shuffle(run)
+            out, run = out + run, []
+        (out if _step(line) is None else run).append(line)
+    shuffle(run)
+    return out + run
+
+
+def _journal(form: str) -> list[list[str]]:
+    """A form's lines cut into its start-ups."""
+    lines = FORMS[form]
+    starts = [run.first_line for run in split("\n".join(lines))] + [len(lines) + 1]
+    return [lines[start - 1 : end - 1] for start, end in pairwise(starts)]
+
+
+def _read(run: StartUp) -> tuple[object, ...]:
+    """What a start-up says, leaving out its line numbers and which of equal ranks it names."""
+    values = {name: round(figure.value, 3) for name, figure in (*run.target.items(), *run.draft.items())}
+    pool = run.max_total_num_tokens.value if run.max_total_num_tokens else None
+    left = run.left.value if run.left else None
+    ended = run.ended.split(" (")[0]  # "died (line 235)": the line moves with the start-up
+    return values, pool, left, run.complete, run.model_types, sorted(run.ranks), ended, bool(run.doubts)
+
+
+#: The start-ups to paste: some of a form's three, in any order. (Not one twice: a copy with the same clock
+#: is no second start-up, and a subset of the two can be read as one, rightly.)
+_ORDERS = st.lists(st.integers(0, 2), min_size=1, max_size=3, unique=True)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_start_ups_pasted_in_any_order_are_read_as_they_were(profile: str, request: pytest.FixtureRequest) -> None:
+    """Any start-ups of a journal in any order, ranks' lines of a step in any order:
+    each is found where it begins and says what it said in the whole journal."""
+    tally = TALLIES.setdefault(request.node.nodeid, Counter())
+
+    @_settings(profile)
+    @given(form=st.sampled_from(sorted(FORMS)), order=_ORDERS, ranks=st.integers())
+    def as_they_were(form: str, order: list[int], ranks: int) -> None:
+        journal, alone = _journal(form), split("\n".join(FORMS[form]))
+        pasted = [_ranks_in_another_order(journal[i], ranks) for i in order]
+        runs = split("\n".join(line for block in pasted for line in block))
+        starts = [1 + sum(len(block) for block in pasted[:k]) for k in range(len(order))]
+        assert [run.first_line for run in runs] == starts, [run.begun_by for run in runs]
+        assert [_read(run) for run in runs] == [_read(alone[i]) for i in order]
+        tally.update({"logs": 1, "start-ups": len(order)})
+
+    as_they_were()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_no_subset_of_start_ups_in_any_order_mixes_two_without_saying_so(profile: str) -> None:
+    @_settings(profile)
+    @given(form=st.sampled_from(sorted(FORMS)), order=_ORDERS, ranks=st.integers(), share=_SHARES, seed=st.integers())
+    def no_mix(form: str, order: list[int], ranks: int, share: float, seed: int) -> None:
+        journal = _journal(form)
+        _no_mix([line for i in order for line in _ranks_in_another_order(journal[i], ranks)], share, seed)
+
+    no_mix()
 
 
 _T = "[2026-02-28 10:{:02d}:{:02d} TP{}] "

@@ -1,23 +1,29 @@
 """Property-based tests: generated programs full of attribute writes, generated source, random bytes.
 
 ``find`` must agree with the standard-library ``ast`` reference (tests/ast_reference.py) on every
-write: the programs come from a strategy that composes every write form and look-alike at random
-depth, receivers and formatting; hypothesmith adds grammar-generated modules. Nothing may make the
-scan raise. The example database is off (nothing is written into the repository); the example
-counts keep the suite inside CI's time.
+write, its line, column and kind: the programs come from tests/write_programs.py, which composes
+every write form and look-alike at random depth, receivers and formatting, each program compiling
+and writing the attribute, so that every example reaches the comparison. It runs the counts of
+tests/examples.py (500 programs by default, 10^4 with ``-m slow``; docs/testing.md has the figures).
+hypothesmith adds grammar-generated modules. Nothing may make the scan raise. The example database
+is off (nothing is written into the repository).
 """
 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 import hypothesmith
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import HealthCheck, event, given, settings, target
 from hypothesis import strategies as st
 
+from sgtrace.model import WRITE_KINDS
 from sgtrace.scan import scan_file
-from tests.ast_reference import _lines
+from tests.ast_reference import _lines, reference_sites
+from tests.examples import EXAMPLES, PROFILES, TALLIES
+from tests.write_programs import ATTRIBUTE, programs
 
 #: Generated code compiles with SyntaxWarnings ("'list' object is not callable"): expected, not ours.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -28,119 +34,40 @@ _SETTINGS = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
-_READS = ("read", "getattr", "del", "name")
-ATTRIBUTE = "pool"
-
-receivers = st.sampled_from(["self", "o", "self.inner", "a.b.c", "f()", "xs[0]", "(o)"])
-names = st.sampled_from([ATTRIBUTE, "pool_extra", "other", "x"])
-
-
-@st.composite
-def targets(draw: st.DrawFn, depth: int = 0) -> str:
-    kind = draw(
-        st.sampled_from(
-            ["attr", "attr", "name", "subscript", "tuple", "list", "star"] if depth < 2 else ["attr", "name"]
-        )
-    )
-    if kind == "attr":
-        return f"{draw(receivers)}.{draw(names)}"
-    if kind == "name":
-        return draw(st.sampled_from(["v", "w"]))
-    if kind == "subscript":
-        return f"{draw(receivers)}.{draw(names)}[0]"
-    inner = [draw(targets(depth + 1)) for _ in range(draw(st.integers(2, 3)))]
-    if kind == "star":
-        inner[-1] = "*" + inner[-1].lstrip("*") if not inner[-1].startswith(("(", "[")) else inner[-1]
-    if sum(1 for item in inner if item.startswith("*")) > 1:
-        inner = [item.lstrip("*") for item in inner]
-    body = ", ".join(inner)
-    return f"({body})" if kind in ("tuple", "star") else f"[{body}]"
-
-
-@st.composite
-def statements(draw: st.DrawFn) -> list[str]:
-    form = draw(
-        st.sampled_from(
-            [
-                "assign",
-                "chain",
-                "ann",
-                "aug",
-                "for",
-                "comp",
-                "with",
-                "setattr",
-                "read",
-                "kwarg",
-                "del",
-                "fstring",
-                "multiline",
-            ]
-        )
-    )
-    receiver, name = draw(receivers), draw(names)
-    target = draw(targets())
-    if form == "assign":
-        return [f"{target} = value"]
-    if form == "chain":
-        return [f"{target} = {receiver}.{name} = value"]
-    if form == "ann":
-        return [f"{receiver}.{name}: int = 1" if draw(st.booleans()) else f"{receiver}.{name}: int"]
-    if form == "aug":
-        return [f"{receiver}.{name} {draw(st.sampled_from(['+=', '//=', '*=', '>>=']))} 2"]
-    if form == "for":
-        return [f"for {target} in items:", "    pass"]
-    if form == "comp":
-        return [f"y = [1 for {target} in items]"]
-    if form == "with":
-        return [f"with open(p) as {target}:", "    pass"]
-    if form == "setattr":
-        return [f'setattr({receiver}, "{name}", 1)']
-    if form == "read":
-        return [f"z = {receiver}.{name} + {receiver}.{name}"]
-    if form == "kwarg":
-        return [f"call({name}=1)"]
-    if form == "del":
-        return [f"del {receiver}.{name}"]
-    if form == "fstring":
-        return [f'print(f"{{{receiver}.{name}=}}")']
-    return [f"{receiver}.{name} = (", "    1 +", "    2", ")"]
-
-
-@st.composite
-def programs(draw: st.DrawFn) -> str:
-    lines: list[str] = []
-    for _ in range(draw(st.integers(1, 8))):
-        block = draw(statements())
-        wrapper = draw(st.sampled_from(["", "if", "def", "class"]))
-        if wrapper == "if":
-            lines += ["if cond:", *("    " + line for line in block)]
-        elif wrapper == "def":
-            lines += ["def f(self):", *("    " + line for line in block)]
-        elif wrapper == "class":
-            field = draw(st.sampled_from([f"{ATTRIBUTE}: int = 0", f"{ATTRIBUTE} = 1", "other = 2"]))
-            lines += ["class C:", f"    {field}", "    def m(self):", *("        " + line for line in block)]
-        else:
-            lines += block
-    return "\n".join(lines) + "\n"
 
 
 def _found(source: str, attribute: str) -> set[int]:
+    """Lines of the writes ``find`` lists by default (no bare names)."""
     scan = scan_file("generated.py", source.encode("utf-8"), attribute)
-    return {a.line for a in scan.accesses if a.kind not in _READS}
+    return {a.line for a in scan.accesses if a.kind in WRITE_KINDS and a.kind != "name"}
 
 
-@settings(_SETTINGS, max_examples=1500)
-@given(programs())
-def test_find_agrees_with_ast_on_generated_programs(source: str) -> None:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        assume(False)  # the strategy may compose an invalid target (`(o).x: int`); such programs prove nothing
-        raise
-    expected = _lines(tree, ATTRIBUTE)
-    event(f"writes of {ATTRIBUTE}: {'some' if expected else 'none'}")
-    assert _found(source, ATTRIBUTE) == expected
+def _sites(source: str) -> list[tuple[int, int, str]]:
+    """(line, column, kind) of every write ``find --names`` lists."""
+    scan = scan_file("generated.py", source.encode("utf-8"), ATTRIBUTE)
+    return sorted((a.line, a.column, a.kind) for a in scan.accesses if a.kind in WRITE_KINDS)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_find_agrees_with_ast_on_generated_programs(profile: str, request: pytest.FixtureRequest) -> None:
+    """Every write, with its line, column and kind, as the ``ast`` reference finds it; every kind compared."""
+    tally = TALLIES.setdefault(request.node.nodeid, Counter())
+
+    @settings(_SETTINGS, max_examples=EXAMPLES[profile])
+    @given(programs())
+    def agree(source: str) -> None:
+        compile(source, "generated.py", "exec")  # the strategy builds only what compiles: no example is discarded
+        expected = reference_sites(source, ATTRIBUTE)
+        assert expected, "every generated program writes the attribute"
+        assert _sites(source) == expected
+        kinds = Counter(kind for _, _, kind in expected)
+        for kind in sorted(kinds):
+            event(f"writes {kind}")
+        target(float(len(expected)), label="writes compared")
+        tally.update({"programs": 1, "writes": len(expected), **{f"kind {k}": n for k, n in kinds.items()}})
+
+    agree()
+    assert {kind for kind in WRITE_KINDS if tally[f"kind {kind}"] == 0} == set()
 
 
 @_SETTINGS

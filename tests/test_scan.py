@@ -36,10 +36,14 @@ WRITE_FORMS = [
     ("(\n    self.a,\n    self.max_total_num_tokens,\n) = f()", [(3, "unpack")]),
     ("x = 1\nself.max_total_num_tokens = \\\n    1", [(2, "assign")]),
     ("self.\\\nmax_total_num_tokens = 1", [(1, "assign")]),
+    ("type(self).max_total_num_tokens = 1", [(1, "assign")]),  # tree-sitter-python reads a type alias
+    ("type(self).max_total_num_tokens: int = 1", [(1, "annassign")]),
+    ("type(o)[0].inner.max_total_num_tokens = 1", [(1, "assign")]),
     ("class C:\n    max_total_num_tokens: int", [(2, "field")]),
     ("class C:\n    max_total_num_tokens: int = 0", [(2, "field")]),
     ("class C:\n    max_total_num_tokens = field(default=0)", [(2, "field")]),
     ("class C(NamedTuple):\n    a: int\n    max_total_num_tokens: int", [(3, "field")]),
+    ("class C:\n    a = max_total_num_tokens = 0", [(2, "field")]),
     ("max_total_num_tokens = 3", [(1, "name")]),
     ("def f(max_total_num_tokens):\n    pass", [(1, "name")]),
     ("def f(*, max_total_num_tokens: int = 3):\n    pass", [(1, "name")]),
@@ -68,6 +72,8 @@ NON_WRITES = [
     "self.max_total_num_tokens[0] = 3",
     "self.max_total_num_tokens[0] += 3",
     "self.max_total_num_tokens.x = 3",
+    "type(self).max_total_num_tokens.x = 3",
+    "type(max_total_num_tokens).x = 3",
     "del self.max_total_num_tokens",
     "del a, self.max_total_num_tokens",
     "self.max_total_num_tokens_extra = 3",
@@ -91,6 +97,20 @@ def test_target_position_is_the_element_not_the_statement() -> None:
     [access] = scan(source)
     assert (access.line, access.column, access.kind) == (3, 9, "unpack")
     assert access.code == "(\n    self.a,\n        self.max_total_num_tokens,\n) = f()"
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ("*self.max_total_num_tokens, = f()", 2),
+        ("[*o.max_total_num_tokens] = f()", 3),
+        ("a, *o.max_total_num_tokens = f()", 5),
+    ],
+)
+def test_a_starred_target_begins_after_its_star(source: str, column: int) -> None:
+    """tree-sitter-python reads a leading ``*o.x`` as ``(*o).x``; the target still begins at ``o``."""
+    [access] = scan(source)
+    assert (access.column, access.kind) == (column, "unpack")
 
 
 def test_column_counts_characters_not_bytes() -> None:

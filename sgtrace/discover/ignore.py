@@ -139,11 +139,12 @@ def _compile(lines: list[str] | tuple[str, ...]) -> GitIgnoreSpec:
     from pathspec import GitIgnoreSpec  # imported when a pattern is met: most runs have none
 
     try:
-        return GitIgnoreSpec.from_lines(lines)
+        spec: GitIgnoreSpec = GitIgnoreSpec.from_lines(lines)  # typed here: pathspec 0.12.0 and 1.0.0-1.0.2 say Any
     except ValueError:
         raise
     except Exception as exc:  # pathspec's own error types are not all ValueErrors (re.error is)
         raise ValueError(str(exc)) from exc
+    return spec
 
 
 class PatternError(ValueError):
