@@ -92,9 +92,14 @@ class Row:
     unit: str = "grep"
 
 
+#: Where the commands run: not a checkout, so that ``python -m sgtrace`` imports each interpreter's own sgtrace
+#: (``-m`` puts the current folder first on the path: run from a checkout, every interpreter would time it).
+NEUTRAL = tempfile.gettempdir()
+
+
 def _run_once(command: list[str], timing: Timing) -> None:
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=NEUTRAL)
     _, status, usage = os.wait4(proc.pid, 0)
     timing.wall.append(time.perf_counter() - start)
     timing.cpu.append(usage.ru_utime + usage.ru_stime)
@@ -147,7 +152,7 @@ class Bench:
         rows = [Row(f"sgtrace {command} {attribute} (cold cache)", command, "cold",
                     _time(self.sgtrace(*arguments, cache=cold), self.runs, self._empty(cold)))]  # fmt: skip
         for each in self.sgtrace(*arguments, cache=warm):
-            subprocess.run(each, capture_output=True, check=False)
+            subprocess.run(each, capture_output=True, check=False, cwd=NEUTRAL)
         rows.append(Row(f"sgtrace {command} {attribute} (warm cache)", command, "warm",
                         _time(self.sgtrace(*arguments, cache=warm), self.runs)))  # fmt: skip
         return rows
@@ -156,7 +161,7 @@ class Bench:
         """caps of SECOND in a cache that caps of *first* filled: copied afresh before every run."""
         filled, cache = self.scratch / "second-filled", self.scratch / "second"
         for each in self.sgtrace("caps", str(self.tree), "--attr", first, cache=filled):
-            subprocess.run(each, capture_output=True, check=False)
+            subprocess.run(each, capture_output=True, check=False, cwd=NEUTRAL)
 
         def refill() -> None:
             for number in range(len(self.pythons)):
@@ -214,8 +219,8 @@ def table(rows: list[Row], baseline: bool) -> str:
     head = "| command | median s | x grep | x caps | CPU s | peak RSS MiB | goal |"
     rule = "|---|---:|---:|---:|---:|---:|---|"
     if baseline:
-        head += " old median s | old x | new/old |"
-        rule += "---:|---:|---:|"
+        head += " old median s | old x | old CPU s | new/old |"
+        rule += "---:|---:|---:|---:|"
     lines = [head, rule]
     grep: list[float] = [1.0, 1.0]
     caps: list[float] = [1.0, 1.0]
@@ -235,21 +240,25 @@ def table(rows: list[Row], baseline: bool) -> str:
         line += f"{verdict(row, ratio, first.peak)} |"
         if baseline:
             old_ratio = to_caps[1] if to_caps else to_grep[1]
-            line += f" {medians[1]:.3f} | {old_ratio:.{2 if to_caps else 1}f} | {medians[0] / medians[1]:.2f} |"
+            old_cpu = statistics.median(row.timings[1].cpu)
+            digits = 2 if to_caps else 1
+            line += f" {medians[1]:.3f} | {old_ratio:.{digits}f} | {old_cpu:.2f} | {medians[0] / medians[1]:.2f} |"
         lines.append(line)
     return "\n".join(lines)
 
 
-def _compile_sgtrace(python: str) -> None:
-    """Byte-compile the sgtrace being timed, as ``pip install`` does: an editable checkout run with
-    ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module on every run (~40 ms)."""
+def _compile_sgtrace(python: str) -> str:
+    """Byte-compile the sgtrace being timed, as ``pip install`` does (an editable checkout run with
+    ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module on every run, ~40 ms); its folder."""
     script = (
         "import compileall, importlib.util\n"
         "spec = importlib.util.find_spec('sgtrace')\n"
         "for folder in spec.submodule_search_locations or ():\n"
         "    compileall.compile_dir(folder, quiet=1)\n"
+        "    print(folder)\n"
     )
-    subprocess.run([python, "-c", script], check=True)
+    done = subprocess.run([python, "-c", script], check=True, cwd=NEUTRAL, capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 def main() -> None:
@@ -263,16 +272,16 @@ def main() -> None:
     parser.add_argument("--baseline", help="a Python whose sgtrace is timed beside this one, runs alternating")
     options = parser.parse_args()
     pythons = [sys.executable, *([options.baseline] if options.baseline else [])]
-    for python in pythons:
-        _compile_sgtrace(python)
+    timed = [f"{python} -> {_compile_sgtrace(python)}" for python in pythons]
     tree = options.tree or release_dir(f"sglang=={options.release}", cache_dir())
     old = None if options.tree else release_dir(f"sglang=={options.old}", cache_dir())
     files = list(tree.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     print(
         f"tree: {options.tree or 'sglang==' + options.release}: {len(files)} files, {lines:,} lines; "
-        f"median of {options.runs} runs; {shutil.which('grep')}; load average {os.getloadavg()[0]:.1f} at the start\n"
+        f"median of {options.runs} runs; {shutil.which('grep')}; load average {os.getloadavg()[0]:.1f} at the start"
     )
+    print("timed: " + "; ".join(timed) + "\n")
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
     try:
         runner = Bench(tree, old, options.runs, pythons, scratch)

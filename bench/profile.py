@@ -3,6 +3,7 @@
     python bench/profile.py                        # caps and diff on the newest release(s), cold
     python bench/profile.py --command caps --runs 3
     python bench/profile.py --warm                 # the same, in a cache filled by a first run
+    python bench/profile.py --command second       # caps of another attribute after a caps of the first
 
 Runs the command in this process (as ``python -m sgtrace`` would, output thrown away), with a fresh
 cache folder, after wrapping the functions that make up each stage. A stage's time is its own: the
@@ -30,6 +31,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+#: The attribute asked about second (as bench.py asks it).
+SECOND = "max_running_requests"
 
 #: (module, object path, stage): the functions that make up each stage, innermost wins.
 STAGES = (
@@ -149,15 +153,20 @@ COMMAND_MODULES = (
 )
 
 
-def profile(arguments: list[str], cache: Path, warm: bool) -> tuple[float, Clock]:
-    """Run one command in this process: (its wall time, the stages' clock)."""
+def profile(arguments: list[str], cache: Path, warm: bool, first: list[str] | None = None) -> tuple[float, Clock]:
+    """Run one command in this process: (its wall time, the stages' clock). *first* (or, when *warm*, the
+    command itself) runs before, in the same cache, untimed."""
     from sgtrace.cli import main
 
     shutil.rmtree(cache, ignore_errors=True)
     sink = io.StringIO()
-    if warm:
-        with contextlib.redirect_stdout(sink), contextlib.suppress(SystemExit):
-            main([*arguments, "--cache-dir", str(cache)])
+    for before in [first] if first else [arguments] if warm else []:
+        with (
+            contextlib.redirect_stdout(sink),
+            contextlib.redirect_stderr(io.StringIO()),
+            contextlib.suppress(SystemExit),
+        ):
+            main([*before, "--cache-dir", str(cache)])
     _reset_memos()
     clock = Clock()
     undo = []
@@ -242,19 +251,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--release", default=NEWEST, help="the release of caps, and diff's new one")
     parser.add_argument("--old", default=MIDDLE, help="diff's old release")
-    parser.add_argument("--command", choices=("caps", "diff"), action="append")
+    parser.add_argument("--command", choices=("caps", "diff", "second"), action="append")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warm", action="store_true", help="time a run in a cache filled by a first run")
     options = parser.parse_args()
     imports = _imports()
     new = str(release_dir(f"sglang=={options.release}", cache_dir()))
     old = str(release_dir(f"sglang=={options.old}", cache_dir()))
-    commands = {"caps": ["caps", new], "diff": ["diff", old, new]}
+    commands = {"caps": ["caps", new], "diff": ["diff", old, new], "second": ["caps", new, "--attr", SECOND]}
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-profile-"))
     state = "warm" if options.warm else "cold"
     try:
         for name in options.command or ("caps", "diff"):
-            runs = [profile(commands[name], scratch / "cache", options.warm) for _ in range(options.runs)]
+            first = ["caps", new] if name == "second" else None
+            runs = [profile(commands[name], scratch / "cache", options.warm, first) for _ in range(options.runs)]
             print(_table(f"{' '.join(commands[name][:1])} {state} ({' -> '.join(commands[name][1:])})", runs, imports))
             print()
     finally:

@@ -78,8 +78,11 @@ def commands(trees: dict[str, str]) -> dict[str, list[str]]:
 
 def run(arguments: list[str], cache: Path) -> bytes:
     """stdout, exit code and stderr of one run, as one document (the cache's path put as ``<cache>``)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "sgtrace", *arguments, "--cache-dir", str(cache)], capture_output=True, check=False
+    done = subprocess.run(  # not from a checkout: -m would import the sgtrace of the current folder
+        [sys.executable, "-m", "sgtrace", *arguments, "--cache-dir", str(cache)],
+        capture_output=True,
+        check=False,
+        cwd=cache.parent,
     )
     err = done.stderr.replace(str(cache).encode(), b"<cache>")
     return b"exit %d\n--- stderr\n%s--- stdout\n%s" % (done.returncode, err, done.stdout)
