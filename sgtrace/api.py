@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
-from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import (
     READ_KINDS,
     BudgetSite,
@@ -22,11 +22,9 @@ from sgtrace.model import (
     FindResult,
     Limits,
     Site,
-    SourceFile,
     TraceQuery,
     TraceResult,
 )
-from sgtrace.parse import read_bytes
 from sgtrace.sources import Target, resolve
 
 if TYPE_CHECKING:
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from sgtrace.analyses.explain import Explanation
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
+    from sgtrace.chunks import TreeIndex
 
 __all__ = [
     "FindQuery",
@@ -95,7 +94,11 @@ def resolve_targets(
 
 def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> FindResult:
     """Every write (and optionally read) of ``query.attribute`` under *targets*."""
-    return _find(query, [(t, _discover(t, options)) for t in targets], options)[0]
+    from sgtrace.cachedir import tidy
+
+    found = _find(query, [(t, _discover(t, options)) for t in targets], options)
+    tidy(options.cache_dir)
+    return found
 
 
 def _discover(target: Target, options: RunOptions) -> Listing:
@@ -115,38 +118,24 @@ def _discover(target: Target, options: RunOptions) -> Listing:
     return listing
 
 
-def _bytes_of(path: str) -> bytes:
-    """A file's bytes, or none if it cannot be read (find's pass has reported it)."""
-    try:
-        return read_bytes(path)
-    except OSError:
-        return b""
+def _find(query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions) -> FindResult:
+    """find's answer over one or more trees."""
+    return _found(query, listed, [scan_tree(listing, query.attribute, options) for _, listing in listed])
 
 
-def _find(
-    query: FindQuery,
-    listed: Sequence[tuple[Target, Listing]],
-    options: RunOptions,
-    digest: bool = False,
-    meanwhile: Callable[[dict[str, bytes]], None] | None = None,
-) -> tuple[FindResult, bytes, dict[str, bytes]]:
-    """The result and, if asked, a digest of the trees and their files' bytes, from the same pass."""
+def _found(query: FindQuery, listed: Sequence[tuple[Target, Listing]], trees: Sequence[TreeScan]) -> FindResult:
+    """find's answer from the scans of each tree (paths prefixed with the tree when there are several)."""
     writes: list[Site] = []
     reads: list[Site] = []
     errors: list[FileError] = []
     stats: dict[str, int] = {}
     prefix_paths = len(listed) > 1
-    digests = []
-    contents: dict[str, bytes] = {}
-    for target, listing in listed:
-        tree = scan_tree(listing, query.attribute, options, digest, meanwhile)
-        digests.append(tree.digest)
-        contents.update(tree.contents)
+    for (target, _), tree in zip(listed, trees, strict=True):
         prefix = f"{target.display.rstrip('/')}/" if prefix_paths else ""
         _collect(tree, query, prefix, writes, reads, errors)
         for name, value in tree.stats.items():
             stats[name] = stats.get(name, 0) + value
-    result = FindResult(
+    return FindResult(
         attribute=query.attribute,
         root=", ".join(t.display for t, _ in listed),
         writes=tuple(sorted(writes, key=_site_order)),
@@ -155,7 +144,6 @@ def _find(
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
     )
-    return result, b"".join(digests), contents
 
 
 def _collect(
@@ -192,7 +180,9 @@ def trace(
     With *reach*, the graph also holds the calls that run the cap functions and their conditions
     (graph attribute ``reach``, what ``explain`` evaluates).
     """
-    return _traced(_prepare(query, target, options, listing, reach), options)
+    prepared = _prepare(query, target, options, listing, reach)
+    with _finishing(prepared, options):
+        return _traced(prepared, options)
 
 
 @dataclass(frozen=True)
@@ -205,33 +195,44 @@ class _Prepared:
     found: FindResult
     entry: str
     reach: bool = False
-    #: Module -> bytes, as find's pass read them (the graph, when built, reads them from here).
-    contents: dict[str, bytes] = field(default_factory=dict, repr=False)
-    #: The tree's identifier index, when it was built while find's workers parsed.
-    identifiers: IdentifierIndex | None = None
+    #: The tree's identifier index and its files' content digests, from find's pass.
+    index: TreeIndex | None = field(default=None, repr=False)
+
+
+@contextmanager
+def _finishing(prepared: _Prepared, options: RunOptions) -> Iterator[None]:
+    """Stop the run's workers once the graph question is answered (or has failed); keep the cache in its bound."""
+    from sgtrace.cachedir import tidy
+
+    try:
+        yield
+    finally:
+        if prepared.index is not None:
+            prepared.index.workers.close()
+    tidy(options.cache_dir)
 
 
 def _prepare(
     query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None, reach: bool = False
 ) -> _Prepared:
     from sgtrace.cache import key
+    from sgtrace.chunks import index_tree
 
     listing = listing or _discover(target, options)
-    built: list[IdentifierIndex] = []
-
-    def index(contents: dict[str, bytes]) -> None:  # files must be parsed: the graph cannot be cached
-        # the whole tree's words: what this pass read, and the files the manifest let it skip
-        first: dict[str, SourceFile] = {}
-        for source in listing.files:
-            first.setdefault(source.module, source)  # as the project keeps them
-        pairs = [(m, contents.get(m) or _bytes_of(first[m].abspath)) for m in sorted(first)]
-        built.append(IdentifierIndex(pairs))
-
-    found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
+    index = index_tree(listing, query.attribute, options, _load_graph_modules)
+    found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
     extras = ("reach",) * reach + ("strict-types",) * query.strict_types
     bound = f"depth={options.limits.depth}"
-    entry = key(digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras)
-    return _Prepared(query, target, listing, found, entry, reach, contents, built[0] if built else None)
+    entry = key(
+        index.scan.digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras
+    )
+    return _Prepared(query, target, listing, found, entry, reach, index)
+
+
+def _load_graph_modules() -> None:
+    """Import what building a graph needs, while the workers read the tree (a cached answer needs none of it)."""
+    import sgtrace.graph.build
+    import sgtrace.graph.store  # noqa: F401
 
 
 def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
@@ -240,11 +241,12 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
     from sgtrace.project import Project
+    from sgtrace.store import ContentStore
 
-    query, found = prepared.query, prepared.found
+    query, found, index = prepared.query, prepared.found, prepared.index
     project = Project(
-        prepared.listing, JsonCache(options.cache_dir, "index"), prepared.contents, prepared.identifiers,
-        options.limits.depth,
+        prepared.listing, ContentStore(options.cache_dir), index.identifiers if index else None,
+        index.digests if index else None, options.limits.depth,
     )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)
@@ -260,6 +262,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
             with_reach=prepared.reach, strict=query.strict_types,
         )  # fmt: skip
         graph = slicer.graph
+        project.save()
         # the files the slice could not read are part of the answer: a cached graph says them too
         met = [[e.path, e.line, e.message] for e in project.errors]
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated, errors=met)
@@ -286,10 +289,18 @@ def caps(
 
     The answer is cached beside the graph, so a warm run loads neither the graph nor networkx.
     """
+    prepared = _prepare(query, target, options, listing)
+    with _finishing(prepared, options):
+        return _cached_caps(prepared, query, budget, target, options)
+
+
+def _cached_caps(
+    prepared: _Prepared, query: TraceQuery, budget: str, target: Target, options: RunOptions
+) -> CapsResult:
+    """The caps from the cache, or found and cached."""
     from sgtrace.cache import JsonCache, key
     from sgtrace.codec import from_json
 
-    prepared = _prepare(query, target, options, listing)
     store = JsonCache(options.cache_dir, "caps")
     entry = key(prepared.entry.encode(), "caps", budget)
     cached = store.get(entry)

@@ -23,7 +23,7 @@ from sgtrace.cachedir import claim, real_folder, refusal
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 6
+SCHEMA = 7
 
 
 def default_dir() -> Path:
@@ -110,7 +110,7 @@ class Manifest:
         if payload is None:
             return None
         try:
-            return _decode(payload, path)
+            return scan_from(payload, path)
         except (ValueError, KeyError, TypeError) as exc:
             print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
             return None
@@ -211,7 +211,8 @@ class JsonCache:
             print(f"sgtrace: warning: cannot write cache entry {location}: {exc.strerror}", file=sys.stderr)
 
 
-def _decode(payload: Any, path: str) -> FileScan:
+def scan_from(payload: Any, path: str) -> FileScan:
+    """A scan as :func:`encode_scan` wrote it, its errors put at *path* (ValueError/KeyError/TypeError if damaged)."""
     accesses = tuple(_access(item) for item in payload["accesses"])
     errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
     return FileScan(accesses, errors)
