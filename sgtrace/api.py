@@ -246,7 +246,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     query, found, index = prepared.query, prepared.found, prepared.index
     project = Project(
         prepared.listing, ContentStore(options.cache_dir), index.identifiers if index else None,
-        index.digests if index else None, options.limits.depth,
+        index.digests if index else None, options.limits.depth, index.workers if index else None,
     )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)

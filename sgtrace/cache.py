@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
@@ -164,6 +165,15 @@ class JsonCache:
         assert self.directory is not None
         # 16 folders of entries, not 256: a cold run makes each folder once, and a folder costs a syscall
         return self.directory / entry_key[:1] / f"{entry_key}.json"
+
+    def has(self, entry_key: str) -> bool:
+        """Whether an entry is stored under that key (a regular file, not read)."""
+        if self.directory is None:
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self._path(entry_key)).st_mode)
+        except OSError:
+            return False
 
     def get(self, entry_key: str) -> Any:
         """The stored document, or None if absent or unreadable (a damaged one is reported)."""

@@ -13,12 +13,14 @@ from __future__ import annotations
 import bisect
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from sgtrace.body import read_body, read_statement
+from sgtrace.chunks import Workers
 from sgtrace.discover import Listing
 from sgtrace.exprs import DEPTH, NestingError
 from sgtrace.identifiers import IdentifierIndex
@@ -26,6 +28,7 @@ from sgtrace.model import FileError, SourceFile
 from sgtrace.outline import outline
 from sgtrace.packing import pack_body, unpack_body
 from sgtrace.parse import parse, parse_range, parse_tree, read_bytes, source
+from sgtrace.prefetch import Outlined, outline_file
 from sgtrace.records import Assignment, Body, ClassDef, Expr, Function, Outline
 from sgtrace.store import ContentStore, ModuleEntry, content_digest, error_of
 
@@ -89,6 +92,7 @@ class Project:
         identifiers: IdentifierIndex | None = None,
         digests: dict[str, bytes] | None = None,
         depth: int = DEPTH,
+        workers: Workers | None = None,
     ):
         #: What is learnt of each file, by its content (outlines and bodies are read from it and kept in it).
         self.store = store or ContentStore(None)
@@ -115,6 +119,9 @@ class Project:
         self._callers: dict[str, tuple[str, ...]] = {}
         self._methods: dict[str, tuple[tuple[Module, Function], ...]] = {}
         self._identifiers = identifiers
+        #: The run's worker processes (for :meth:`prefetch`), and the modules handed to them.
+        self._workers = workers
+        self._pending: dict[str, Future[Outlined | None]] = {}
 
     # -- files and modules -------------------------------------------------
 
@@ -137,6 +144,19 @@ class Project:
             self._modules[name] = self._load(name)
         return self._modules[name]
 
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Hand the modules about to be loaded (not loaded yet, not in the store) to the workers to parse."""
+        if self._workers is None or self._workers.inline:
+            return
+        for name in names:
+            source = self.files.get(name)
+            if source is None or name in self._modules or name in self._pending:
+                continue
+            content = self._digests.get(name)
+            if content is not None and self.store.has_module(content, self.depth):
+                continue
+            self._pending[name] = self._workers.submit(outline_file, source.abspath, source.path, self.depth)
+
     def _load(self, name: str) -> Module | None:
         data = self.raw(name)
         if data is None:
@@ -155,6 +175,10 @@ class Project:
                     self.errors.append(error)
                 self._entries[name] = entry
                 return module
+        pending = self._pending.pop(name, None)
+        outlined = pending.result() if pending is not None else None
+        if outlined is not None:
+            return self._outlined(name, source, data, outlined)
         parsed = parse(source.path, data)
         if isinstance(parsed, FileError):
             self.errors.append(parsed)
@@ -171,6 +195,19 @@ class Project:
         self._entries[name] = ModuleEntry(result, located)
         self._grown.add(name)
         return Module(source, result, parsed.data)
+
+    def _outlined(self, name: str, source: SourceFile, data: bytes, outlined: Outlined) -> Module | None:
+        """A module a worker parsed (as :meth:`_load` would have, but with no tree kept)."""
+        if outlined.error is not None:
+            self.errors.append(outlined.error)
+        if outlined.nested is not None:
+            self._nested(source.path, NestingError(outlined.nested))
+        if outlined.outline is None:
+            return None
+        error = outlined.error
+        self._entries[name] = ModuleEntry(outlined.outline, (error.line, error.message) if error else None)
+        self._grown.add(name)
+        return Module(source, outlined.outline, cached_text(data))
 
     def save(self) -> None:
         """Keep in the store what this run learnt of each module (its outline, the bodies read)."""
@@ -454,7 +491,9 @@ class Project:
             self._subclasses[cls] = frozenset()  # guards against cycles
             short = cls.rsplit(".", 1)[-1]
             direct = set()
-            for module in self.matching(rf"class\s+\w+\s*\([^)]*\b{re.escape(short)}\b"):
+            subclassing = self.matching(rf"class\s+\w+\s*\([^)]*\b{re.escape(short)}\b")
+            self.prefetch(subclassing)
+            for module in subclassing:
                 loaded = self.module(module)
                 if loaded is None:
                     continue

@@ -77,6 +77,10 @@ class ContentStore:
             print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
             return None
 
+    def has_module(self, content: bytes, depth: int) -> bool:
+        """Whether a module of that content is stored (its entry exists; it may still turn out damaged)."""
+        return self.enabled and self.cache.has(key(content, "module", str(depth)))
+
     def put_module(self, content: bytes, depth: int, entry: ModuleEntry) -> None:
         """Store a module (its bodies as they are: packed)."""
         if self.enabled:

@@ -225,3 +225,21 @@ def test_a_run_keeps_the_cache_within_its_bound(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(sgtrace.cachedir, "CHECK_EVERY", 0)
     caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
     assert not old.exists()
+
+
+def test_the_workers_give_the_answer_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree read by chunks on a pool, and modules parsed ahead on it (prefetch), change no answer."""
+    monkeypatch.setattr(sgtrace.chunks, "POOL_FILES", 0)
+    monkeypatch.setattr(sgtrace.chunks, "CUT", 2)  # several chunks even for a small tree
+    outlined: list[str] = []
+    original = sgtrace.project.Project._outlined
+    monkeypatch.setattr(
+        sgtrace.project.Project, "_outlined", lambda self, name, *a: outlined.append(name) or original(self, name, *a)
+    )
+    tree = Target(str(_copy(tmp_path, "t")), "t")
+    for attribute in ("max_total_num_tokens", "mem_fraction_static"):
+        query = TraceQuery(attribute)
+        alone = caps(query, "mem_fraction_static", tree, RunOptions(jobs=1, cache_dir=None))
+        pooled = caps(query, "mem_fraction_static", tree, RunOptions(jobs=2, cache_dir=tmp_path / attribute))
+        assert (pooled.caps, pooled.budget_sites, pooled.errors) == (alone.caps, alone.budget_sites, alone.errors)
+    assert outlined  # some module was parsed on a worker
