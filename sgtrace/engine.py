@@ -30,7 +30,7 @@ _BATCH = 256 * 1024
 class RunOptions:
     """How to run: parallelism and cache."""
 
-    #: Worker processes; None for one per CPU, 1 to run inline.
+    #: Worker processes; None for one per core free now (:func:`spare_cpus`), 1 to run inline.
     jobs: int | None = None
     #: Cache directory, or None to run without a cache.
     cache_dir: Path | None = None
@@ -177,7 +177,7 @@ class _Parsing:
     def __init__(self, attribute: str, jobs: int | None, cache_dir: Path | None) -> None:
         self.attribute = attribute
         self.cache_dir = cache_dir
-        self.workers = jobs or _cpu_count()
+        self.workers = jobs or spare_cpus()
         self.waiting: list[tuple[str, bytes, str, bytes, Path | None]] = []
         self.size = 0
         self.futures: list[Any] = []
@@ -225,6 +225,21 @@ def _pool(workers: int) -> Any:
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def spare_cpus() -> int:
+    """The cores this process may use that nothing else is running on now (at least 1).
+
+    From the kernel's count of runnable tasks at this instant (Linux ``/proc/loadavg``; this process is
+    one of them); elsewhere every core.
+    """
+    cores = _cpu_count()
+    try:
+        with open("/proc/loadavg", "rb") as stream:
+            running = int(stream.read().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return cores
+    return max(1, min(cores, cores - (running - 1)))
 
 
 def _cpu_count() -> int:
