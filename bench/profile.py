@@ -10,7 +10,9 @@ cache folder, after wrapping the functions that make up each stage. A stage's ti
 time spent in a stage nested in it (a module parsed while the slice runs) is the inner stage's.
 Wall and CPU time (this process's thread) are both shown: on a busy machine the wall time of a
 stage grows with the load, its CPU time much less. Worker processes are not seen; the time the
-parent waits for them is a stage of its own. The imports of the command's modules are timed first,
+parent waits for them is a stage of its own (whether there are workers depends on the cores idle
+when the run starts: see sgtrace.engine.spare_cpus). A function handed to the workers is not wrapped
+(it must pickle by name). The imports of the command's modules are timed first,
 apart (they are what a fresh process loads).
 """
 
@@ -61,14 +63,14 @@ STAGES = (
     ("sgtrace.cache", "Manifest.__init__", "cache: read"),
     ("sgtrace.cache", "Manifest.save", "cache: write"),
 )
-#: Stages of the content-addressed store, when sgtrace has one (named here so the profile reads the same).
+#: Stages of issue 21's modules, when sgtrace has them (named here so both profiles read the same).
 OPTIONAL_STAGES = (
-    ("sgtrace.store", "ContentStore.get", "cache: read"),
-    ("sgtrace.store", "ContentStore.put", "cache: write"),
-    ("sgtrace.store", "ContentStore.flush", "cache: write"),
-    ("sgtrace.store", "ContentStore.__init__", "cache: read"),
-    ("sgtrace.prefetch", "Prefetch.__init__", "modules: hand to workers"),
-    ("sgtrace.prefetch", "Prefetch.take", "find/index: wait for workers"),
+    ("sgtrace.chunks", "index_tree", "find: read, prefilter, digest"),
+    ("sgtrace.chunks", "Workers.submit", "find/index: chunks read inline, or handed out"),
+    ("sgtrace.identifiers", "IdentifierIndex.get", "byte search of the tree"),
+    ("sgtrace.parse", "parse_range", "parse: a function's bytes alone"),
+    ("sgtrace.project", "Project.prefetch", "modules: handed to the workers"),
+    ("sgtrace.project", "Project.save", "cache: write"),
 )
 
 
