@@ -256,11 +256,14 @@ def main() -> None:
     parser.add_argument("--command", choices=("caps", "diff", "second"), action="append")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warm", action="store_true", help="time a run in a cache filled by a first run")
+    parser.add_argument("--jobs", help="-j for the command (default: as many workers as cores idle)")
     options = parser.parse_args()
     imports = _imports()
     new = str(release_dir(f"sglang=={options.release}", cache_dir()))
     old = str(release_dir(f"sglang=={options.old}", cache_dir()))
     commands = {"caps": ["caps", new], "diff": ["diff", old, new], "second": ["caps", new, "--attr", SECOND]}
+    if options.jobs:
+        commands = {name: [*arguments, "-j", options.jobs] for name, arguments in commands.items()}
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-profile-"))
     state = "warm" if options.warm else "cold"
     try:
