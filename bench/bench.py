@@ -2,14 +2,32 @@
 
     python bench/bench.py                       # newest release pinned in tests/releases.py
     python bench/bench.py --release 0.5.9 --runs 5
-    python bench/bench.py --tree /path/to/tree  # any tree
+    python bench/bench.py --tree /path/to/tree  # any tree (no diff row)
+    python bench/bench.py --baseline /tmp/old/.venv/bin/python   # an older sgtrace timed beside, alternating
 
-Each command runs as a user runs it (a fresh process, sgtrace byte-compiled
-as an install leaves it). "cold" uses a new empty cache directory for every
-run; "warm" reuses one filled beforehand.
-Prints a Markdown table: median seconds, the ratio to grep's median, peak RSS,
-and whether the goals hold (find: cold <= 10x grep, warm <= 3x; trace and caps:
-cold <= 60x, warm <= 8x; a cold caps within 1 GiB of memory).
+Each command runs as a user runs it (a fresh process, sgtrace byte-compiled as an install leaves
+it). "cold" uses a new empty cache directory for every run; "warm" reuses one filled beforehand;
+"second attribute" runs ``caps --attr`` of another attribute in a cache that a ``caps`` of the first
+filled (the tree warm, the query cold); "diff" compares the release before (``--old``) with this one,
+both cold; "report" writes the HTML page, cold.
+
+Prints a Markdown table: median wall seconds, the ratio to grep's median (or, for diff and report, to
+the cold caps'), median CPU seconds (user + system, the workers included), the peak resident memory
+of any one process of the command (as ``wait4`` reports it), and whether the goals of issue 21 hold:
+
+| command | goal |
+|---|---|
+| caps cold | <= 20x grep, <= 300 MiB |
+| trace cold | <= 20x grep |
+| caps / trace warm | <= 3x grep |
+| caps of a second attribute after the first | <= 6x grep |
+| diff of two releases, both cold | <= 1.6x one cold caps |
+| report cold | <= 1.2x one cold caps |
+| find cold (page_size is the hardest) | <= 6x grep |
+| find warm (issue 11's, kept) | <= 3x grep |
+
+With ``--baseline``, every row is also timed with that interpreter's sgtrace, the runs alternating
+(new, old, new, old...) so both see the same load; the table gains the old medians and new/old.
 """
 
 from __future__ import annotations
@@ -22,132 +40,256 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sgtrace.fetch import release_dir  # noqa: E402
-from tests.releases import NEWEST, cache_dir  # noqa: E402
+from tests.releases import MIDDLE, NEWEST, cache_dir  # noqa: E402
 
 ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
-#: Commands measured; trace runs for the first attribute only.
-COMMANDS = ("find", "trace", "caps")
-Row = tuple[str, float, float]
+#: The attribute whose caps are asked after the first's (a cap of the scheduler's, in every release).
+SECOND = "max_running_requests"
+#: Commands measured; trace, caps, the second attribute, diff and report run for the first attribute only.
+COMMANDS = ("find", "trace", "caps", "second", "diff", "report")
 
-
-#: Peak resident memory (MiB) of any command run so far, by command label.
-PEAKS: dict[str, float] = {}
-#: (command, cache state) -> the largest ratio to grep that meets the goal.
-GOALS = {("find", "cold"): 10.0, ("find", "warm"): 3.0, ("trace", "cold"): 60.0, ("trace", "warm"): 8.0,
-         ("caps", "cold"): 60.0, ("caps", "warm"): 8.0}  # fmt: skip
+#: (row kind, cache state) -> the largest ratio that meets the goal (to grep, or to a cold caps for diff/report).
+GOALS = {("find", "cold"): 6.0, ("find", "warm"): 3.0, ("trace", "cold"): 20.0, ("trace", "warm"): 3.0,
+         ("caps", "cold"): 20.0, ("caps", "warm"): 3.0, ("second", ""): 6.0, ("diff", ""): 1.6,
+         ("report", ""): 1.2}  # fmt: skip
 #: The most memory a cold caps may take, MiB.
-CAPS_RSS_GOAL = 1024.0
+CAPS_RSS_GOAL = 300.0
 
 
-def verdict(label: str, ratio: float, peak: float) -> str:
-    """``ok``/``over`` against the goals for a row's command and cache state ("" for grep)."""
-    for (command, state), most in GOALS.items():
-        if label.startswith(f"sgtrace {command} ") and f"({state} cache)" in label:
-            over = ratio > most or (command == "caps" and state == "cold" and peak > CAPS_RSS_GOAL)
-            limit = f"<= {most:g}x" + (f", <= {CAPS_RSS_GOAL:.0f} MiB" if (command, state) == ("caps", "cold") else "")
-            return f"{'over' if over else 'ok'} ({limit})"
-    return ""
+@dataclass
+class Timing:
+    """The samples of one command with one interpreter."""
+
+    #: Wall seconds of each run.
+    wall: list[float] = field(default_factory=list)
+    #: User + system CPU seconds of each run, its reaped children (the workers) included.
+    cpu: list[float] = field(default_factory=list)
+    #: The largest resident set of any one process of any run, MiB.
+    peak: float = 0.0
+
+    def median(self) -> float:
+        return statistics.median(self.wall)
 
 
-def _time(command: list[str], runs: int, prepare: object = None, label: str = "") -> float:
-    """Median wall time of *runs* fresh processes; their peak RSS goes into PEAKS."""
-    samples = []
+@dataclass
+class Row:
+    """One line of the table."""
+
+    label: str
+    kind: str
+    state: str
+    #: Interpreter -> its timing (the first is the sgtrace under test).
+    timings: list[Timing]
+    #: What the ratio is taken to: "grep" or "caps".
+    unit: str = "grep"
+
+
+#: Where the commands run: not a checkout, so that ``python -m sgtrace`` imports each interpreter's own sgtrace
+#: (``-m`` puts the current folder first on the path: run from a checkout, every interpreter would time it).
+NEUTRAL = tempfile.gettempdir()
+
+
+def _run_once(command: list[str], timing: Timing) -> None:
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=NEUTRAL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    timing.wall.append(time.perf_counter() - start)
+    timing.cpu.append(usage.ru_utime + usage.ru_stime)
+    timing.peak = max(timing.peak, usage.ru_maxrss / 1024)  # KiB on Linux
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} exited with {code}")
+
+
+def _time(commands: list[list[str]], runs: int, prepare: Callable[[], None] | None = None) -> list[Timing]:
+    """Time each command *runs* times, alternating between them; *prepare* runs before every run."""
+    timings = [Timing() for _ in commands]
     for _ in range(runs):
-        if callable(prepare):
-            prepare()
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        samples.append(time.perf_counter() - start)
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):
-            raise SystemExit(f"{' '.join(command)} exited with {code}")
-        name = label or command[0]
-        PEAKS[name] = max(PEAKS.get(name, 0.0), usage.ru_maxrss / 1024)  # KiB on Linux
-    return statistics.median(samples)
+        for command, timing in zip(commands, timings, strict=True):
+            if prepare is not None:
+                prepare()
+            _run_once(command, timing)
+    return timings
 
 
-def _sgtrace(*args: str) -> list[str]:
-    return [sys.executable, "-m", "sgtrace", *args]
+class Bench:
+    """The rows of one bench run: each sgtrace command beside grep."""
+
+    def __init__(self, tree: Path, old: Path | None, runs: int, pythons: list[str], scratch: Path) -> None:
+        self.tree, self.old, self.runs, self.pythons, self.scratch = tree, old, runs, pythons, scratch
+
+    def sgtrace(self, *args: str, cache: Path | None = None) -> list[list[str]]:
+        """The command for each interpreter (each with a cache folder of its own)."""
+        commands = []
+        for number, python in enumerate(self.pythons):
+            folder = [] if cache is None else ["--cache-dir", f"{cache}-{number}"]
+            commands.append([python, "-m", "sgtrace", *args, *folder])
+        return commands
+
+    def _empty(self, cache: Path) -> Callable[[], None]:
+        def empty() -> None:
+            for number in range(len(self.pythons)):
+                shutil.rmtree(f"{cache}-{number}", ignore_errors=True)
+
+        return empty
+
+    def grep(self, attribute: str) -> Row:
+        timing = _time([["grep", "-rn", f"{attribute}\\s*=", str(self.tree)]], self.runs)[0]
+        return Row(f"grep -rn '{attribute}\\s*='", "grep", "", [timing] * len(self.pythons))
+
+    def cold_and_warm(self, command: str, attribute: str) -> list[Row]:
+        tree = str(self.tree)
+        arguments = ["caps", tree, "--attr", attribute] if command == "caps" else [command, attribute, tree]
+        cold, warm = self.scratch / f"{command}-{attribute}-cold", self.scratch / f"{command}-{attribute}-warm"
+        rows = [Row(f"sgtrace {command} {attribute} (cold cache)", command, "cold",
+                    _time(self.sgtrace(*arguments, cache=cold), self.runs, self._empty(cold)))]  # fmt: skip
+        for each in self.sgtrace(*arguments, cache=warm):
+            subprocess.run(each, capture_output=True, check=False, cwd=NEUTRAL)
+        rows.append(Row(f"sgtrace {command} {attribute} (warm cache)", command, "warm",
+                        _time(self.sgtrace(*arguments, cache=warm), self.runs)))  # fmt: skip
+        return rows
+
+    def second(self, first: str) -> Row:
+        """caps of SECOND in a cache that caps of *first* filled: copied afresh before every run."""
+        filled, cache = self.scratch / "second-filled", self.scratch / "second"
+        for each in self.sgtrace("caps", str(self.tree), "--attr", first, cache=filled):
+            subprocess.run(each, capture_output=True, check=False, cwd=NEUTRAL)
+
+        def refill() -> None:
+            for number in range(len(self.pythons)):
+                shutil.rmtree(f"{cache}-{number}", ignore_errors=True)
+                shutil.copytree(f"{filled}-{number}", f"{cache}-{number}", symlinks=True)
+
+        arguments = ("caps", str(self.tree), "--attr", SECOND)
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, refill)
+        return Row(f"sgtrace caps {SECOND} after caps {first} (tree warm, query cold)", "second", "", timings)
+
+    def diff(self) -> Row:
+        assert self.old is not None
+        cache = self.scratch / "diff"
+        timings = _time(self.sgtrace("diff", str(self.old), str(self.tree), cache=cache), self.runs, self._empty(cache))
+        return Row(f"sgtrace diff {self.old.name} {self.tree.name} (both cold)", "diff", "", timings, "caps")
+
+    def report(self) -> Row:
+        cache = self.scratch / "report"
+        page = str(self.scratch / "report.html")
+        timings = _time(self.sgtrace("report", str(self.tree), "-o", page, cache=cache), self.runs, self._empty(cache))
+        return Row("sgtrace report (cold cache)", "report", "", timings, "caps")
 
 
-def _arguments(command: str, attribute: str, tree: Path) -> list[str]:
-    if command == "caps":
-        return ["caps", str(tree), "--attr", attribute]
-    return [command, attribute, str(tree)]
-
-
-def _cold_and_warm(command: str, attribute: str, tree: Path, runs: int, scratch: Path, grep: float) -> list[Row]:
-    cold_dir = scratch / f"{command}-cold"
-    warm_dir = scratch / f"{command}-warm"
-
-    def empty() -> None:
-        shutil.rmtree(cold_dir, ignore_errors=True)
-
-    arguments = _arguments(command, attribute, tree)
-    cold_label = f"sgtrace {command} {attribute} (cold cache)"
-    warm_label = f"sgtrace {command} {attribute} (warm cache)"
-    cold = _time(_sgtrace(*arguments, "--cache-dir", str(cold_dir)), runs, empty, cold_label)
-    subprocess.run(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), capture_output=True, check=False)
-    warm = _time(_sgtrace(*arguments, "--cache-dir", str(warm_dir)), runs, None, warm_label)
-    return [(cold_label, cold, cold / grep), (warm_label, warm, warm / grep)]
-
-
-def bench(tree: Path, runs: int, attributes: tuple[str, ...], commands: tuple[str, ...]) -> list[Row]:
-    """(label, median seconds, ratio to grep) for each measured command."""
+def bench(bench: Bench, attributes: tuple[str, ...], commands: tuple[str, ...]) -> list[Row]:
+    """Every row asked for, grep first for each attribute."""
     rows: list[Row] = []
-    scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
-    try:
-        for attribute in attributes:
-            grep = _time(["grep", "-rn", f"{attribute}\\s*=", str(tree)], runs, None, "grep")
-            rows.append((f"grep -rn '{attribute}\\s*='", grep, 1.0))
-            for command in commands:
-                if command == "find" or attribute == attributes[0]:
-                    rows.extend(_cold_and_warm(command, attribute, tree, runs, scratch, grep))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    first = attributes[0]
+    for attribute in attributes:
+        rows.append(bench.grep(attribute))
+        for command in ("find", "trace", "caps"):
+            if command in commands and (command == "find" or attribute == first):
+                rows.extend(bench.cold_and_warm(command, attribute))
+        if attribute == first and "second" in commands:
+            rows.append(bench.second(first))
+        if attribute == first and "diff" in commands and bench.old is not None:
+            rows.append(bench.diff())
+        if attribute == first and "report" in commands:
+            rows.append(bench.report())
     return rows
 
 
-def _compile_sgtrace() -> None:
-    """Byte-compile the sgtrace being timed, as ``pip install`` does: an editable checkout run with
-    ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module on every run (~40 ms)."""
-    import compileall
-    import importlib.util
+def verdict(row: Row, ratio: float, peak: float) -> str:
+    """``ok``/``over`` against the goal of a row's command and cache state ("" for grep and unmeasured goals)."""
+    most = GOALS.get((row.kind, row.state))
+    if most is None:
+        return ""
+    memory = (row.kind, row.state) == ("caps", "cold")
+    over = ratio > most or (memory and peak > CAPS_RSS_GOAL)
+    limit = f"<= {most:g}x {row.unit}" + (f", <= {CAPS_RSS_GOAL:.0f} MiB" if memory else "")
+    return f"{'over' if over else 'ok'} ({limit})"
 
-    spec = importlib.util.find_spec("sgtrace")
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            compileall.compile_dir(folder, quiet=1)
+
+def table(rows: list[Row], baseline: bool) -> str:
+    """The Markdown table of the rows (ratios to the grep of the same attribute, or to the cold caps)."""
+    head = "| command | median s | x grep | x caps | CPU s | peak RSS MiB | goal |"
+    rule = "|---|---:|---:|---:|---:|---:|---|"
+    if baseline:
+        head += " old median s | old x | old CPU s | new/old |"
+        rule += "---:|---:|---:|---:|"
+    lines = [head, rule]
+    grep: list[float] = [1.0, 1.0]
+    caps: list[float] = [1.0, 1.0]
+    for row in rows:
+        medians = [t.median() for t in row.timings]
+        if row.kind == "grep":
+            grep = medians * 2
+        if (row.kind, row.state) == ("caps", "cold"):
+            caps = medians
+        to_grep = [m / g for m, g in zip(medians, grep, strict=False)]
+        to_caps = [m / c for m, c in zip(medians, caps, strict=False)] if row.unit == "caps" else []
+        ratio = to_caps[0] if to_caps else to_grep[0]
+        first = row.timings[0]
+        shown = f"{to_caps[0]:.2f}" if to_caps else ""
+        cpu = statistics.median(first.cpu)
+        line = f"| {row.label} | {medians[0]:.3f} | {to_grep[0]:.1f} | {shown} | {cpu:.2f} | {first.peak:.0f} | "
+        line += f"{verdict(row, ratio, first.peak)} |"
+        if baseline:
+            old_ratio = to_caps[1] if to_caps else to_grep[1]
+            old_cpu = statistics.median(row.timings[1].cpu)
+            digits = 2 if to_caps else 1
+            line += f" {medians[1]:.3f} | {old_ratio:.{digits}f} | {old_cpu:.2f} | {medians[0] / medians[1]:.2f} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _compile_sgtrace(python: str) -> str:
+    """Byte-compile the sgtrace being timed, as ``pip install`` does (an editable checkout run with
+    ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module on every run, ~40 ms); its folder."""
+    script = (
+        "import compileall, importlib.util\n"
+        "spec = importlib.util.find_spec('sgtrace')\n"
+        "for folder in spec.submodule_search_locations or ():\n"
+        "    compileall.compile_dir(folder, quiet=1)\n"
+        "    print(folder)\n"
+    )
+    done = subprocess.run([python, "-c", script], check=True, cwd=NEUTRAL, capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--release", default=NEWEST, help="SGLang version to fetch (default: %(default)s)")
+    parser.add_argument("--old", default=MIDDLE, help="the release diff compares it with (default: %(default)s)")
     parser.add_argument("--tree", type=Path, help="analyse this tree instead of a release")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--attribute", action="append", help="attribute(s) to find (default: three)")
     parser.add_argument("--command", action="append", choices=COMMANDS, help="command(s) to time (default: all)")
+    parser.add_argument("--baseline", help="a Python whose sgtrace is timed beside this one, runs alternating")
     options = parser.parse_args()
-    _compile_sgtrace()
+    pythons = [sys.executable, *([options.baseline] if options.baseline else [])]
+    timed = [f"{python} -> {_compile_sgtrace(python)}" for python in pythons]
     tree = options.tree or release_dir(f"sglang=={options.release}", cache_dir())
+    old = None if options.tree else release_dir(f"sglang=={options.old}", cache_dir())
     files = list(tree.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     print(
         f"tree: {options.tree or 'sglang==' + options.release}: {len(files)} files, {lines:,} lines; "
-        f"median of {options.runs} runs; {shutil.which('grep')}\n"
+        f"median of {options.runs} runs; {shutil.which('grep')}; load average {os.getloadavg()[0]:.1f} at the start"
     )
-    print("| command | median s | x grep | peak RSS MiB | goal |\n|---|---:|---:|---:|---|")
-    commands = tuple(options.command or COMMANDS)
-    for label, seconds, ratio in bench(tree, options.runs, tuple(options.attribute or ATTRIBUTES), commands):
-        peak = PEAKS.get(label, PEAKS.get("grep", 0.0))
-        print(f"| {label} | {seconds:.3f} | {ratio:.1f} | {peak:.0f} | {verdict(label, ratio, peak)} |")
+    print("timed: " + "; ".join(timed) + "\n")
+    scratch = Path(tempfile.mkdtemp(prefix="sgtrace-bench-"))
+    try:
+        runner = Bench(tree, old, options.runs, pythons, scratch)
+        rows = bench(runner, tuple(options.attribute or ATTRIBUTES), tuple(options.command or COMMANDS))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(table(rows, options.baseline is not None))
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -13,7 +14,6 @@ from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
-from sgtrace.identifiers import IdentifierIndex
 from sgtrace.model import (
     READ_KINDS,
     BudgetSite,
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from sgtrace.analyses.explain import Explanation
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
+    from sgtrace.chunks import TreeIndex
+    from sgtrace.identifiers import IdentifierIndex
 
 __all__ = [
     "FindQuery",
@@ -123,8 +125,11 @@ def resolve_targets(
 def find(query: FindQuery, targets: Sequence[Target], options: RunOptions) -> FindResult:
     """Every write (and optionally read) of ``query.attribute`` under *targets*; an InputError if no tree
     holds the name at all (a typo)."""
+    from sgtrace.cachedir import tidy
+
     listed = [(t, _discover(t, options)) for t in targets]
-    result = _find(query, listed, options)[0]
+    result = _find(query, listed, options)
+    tidy(options.cache_dir)
     if not result.writes:
         trees = [
             Tree(t.display, functools.partial(index_of, listing.files), not listing.errors) for t, listing in listed
@@ -150,30 +155,24 @@ def _discover(target: Target, options: RunOptions) -> Listing:
     return listing
 
 
-def _find(
-    query: FindQuery,
-    listed: Sequence[tuple[Target, Listing]],
-    options: RunOptions,
-    digest: bool = False,
-    meanwhile: Callable[[dict[str, bytes]], None] | None = None,
-) -> tuple[FindResult, bytes, dict[str, bytes]]:
-    """The result and, if asked, a digest of the trees and their files' bytes, from the same pass."""
+def _find(query: FindQuery, listed: Sequence[tuple[Target, Listing]], options: RunOptions) -> FindResult:
+    """find's answer over one or more trees."""
+    return _found(query, listed, [scan_tree(listing, query.attribute, options) for _, listing in listed])
+
+
+def _found(query: FindQuery, listed: Sequence[tuple[Target, Listing]], trees: Sequence[TreeScan]) -> FindResult:
+    """find's answer from the scans of each tree (paths prefixed with the tree when there are several)."""
     writes: list[Site] = []
     reads: list[Site] = []
     errors: list[FileError] = []
     stats: dict[str, int] = {}
     prefix_paths = len(listed) > 1
-    digests = []
-    contents: dict[str, bytes] = {}
-    for target, listing in listed:
-        tree = scan_tree(listing, query.attribute, options, digest, meanwhile)
-        digests.append(tree.digest)
-        contents.update(tree.contents)
+    for (target, _), tree in zip(listed, trees, strict=True):
         prefix = f"{target.display.rstrip('/')}/" if prefix_paths else ""
         _collect(tree, query, prefix, writes, reads, errors)
         for name, value in tree.stats.items():
             stats[name] = stats.get(name, 0) + value
-    result = FindResult(
+    return FindResult(
         attribute=query.attribute,
         root=", ".join(t.display for t, _ in listed),
         writes=tuple(sorted(writes, key=_site_order)),
@@ -182,7 +181,6 @@ def _find(
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
     )
-    return result, b"".join(digests), contents
 
 
 def _collect(
@@ -221,9 +219,10 @@ def trace(
     InputError; one it holds but never writes has an empty graph.
     """
     prepared = _prepare(query, target, options, listing, reach)
-    if not prepared.found.writes:
-        _known(query.attribute, "", [_tree(prepared)])
-    return _traced(prepared, options)
+    with _finishing(options, prepared):
+        if not prepared.found.writes:
+            _known(query.attribute, "", [_tree(prepared)])
+        return _traced(prepared, options)
 
 
 @dataclass(frozen=True)
@@ -236,29 +235,45 @@ class _Prepared:
     found: FindResult
     entry: str
     reach: bool = False
-    #: Module -> bytes, as find's pass read them (the graph, when built, reads them from here).
-    contents: dict[str, bytes] = field(default_factory=dict, repr=False)
-    #: The tree's identifier index, when it was built while find's workers parsed.
-    identifiers: IdentifierIndex | None = None
+    #: The tree's identifier index and its files' content digests, from find's pass.
+    index: TreeIndex | None = field(default=None, repr=False)
+
+
+@contextmanager
+def _finishing(options: RunOptions, *prepared: _Prepared) -> Iterator[None]:
+    """Stop the run's workers once the graph question is answered (or has failed); keep the cache in its bound."""
+    from sgtrace.cachedir import tidy
+
+    try:
+        yield
+    finally:
+        for question in prepared:
+            if question.index is not None:
+                question.index.workers.close()
+    tidy(options.cache_dir)
 
 
 def _prepare(
     query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None, reach: bool = False
 ) -> _Prepared:
     from sgtrace.cache import key
+    from sgtrace.chunks import index_tree
 
     listing = listing or _discover(target, options)
-    built: list[IdentifierIndex] = []
-
-    def index(contents: dict[str, bytes]) -> None:  # files must be parsed: the graph cannot be cached
-        # the whole tree's words: what this pass read, and the files the manifest let it skip
-        built.append(index_of(listing.files, contents))
-
-    found, digest, contents = _find(FindQuery(query.attribute, reads=True), [(target, listing)], options, True, index)
+    index = index_tree(listing, query.attribute, options, _load_graph_modules)
+    found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
     extras = ("reach",) * reach + ("strict-types",) * query.strict_types
     bound = f"depth={options.limits.depth}"
-    entry = key(digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras)
-    return _Prepared(query, target, listing, found, entry, reach, contents, built[0] if built else None)
+    entry = key(
+        index.scan.digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras
+    )
+    return _Prepared(query, target, listing, found, entry, reach, index)
+
+
+def _load_graph_modules() -> None:
+    """Import what building a graph needs, while the workers read the tree (a cached answer needs none of it)."""
+    import sgtrace.graph.build
+    import sgtrace.graph.store  # noqa: F401
 
 
 def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
@@ -267,11 +282,12 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
     from sgtrace.project import Project
+    from sgtrace.store import ContentStore
 
-    query, found = prepared.query, prepared.found
+    query, found, index = prepared.query, prepared.found, prepared.index
     project = Project(
-        prepared.listing, JsonCache(options.cache_dir, "index"), prepared.contents, prepared.identifiers,
-        options.limits.depth,
+        prepared.listing, ContentStore(options.cache_dir), index.identifiers if index else None,
+        index.digests if index else None, options.limits.depth, index.workers if index else None,
     )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)
@@ -287,6 +303,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
             with_reach=prepared.reach, strict=query.strict_types,
         )  # fmt: skip
         graph = slicer.graph
+        project.save()
         # the files the slice could not read are part of the answer: a cached graph says them too
         met = [[e.path, e.line, e.message] for e in project.errors]
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated, errors=met)
@@ -317,10 +334,11 @@ def caps(
     neither the graph nor networkx.
     """
     prepared = _prepare(query, target, options, listing)
-    _written(query, [prepared])
-    result = _caps_of(prepared, budget, options)
-    _say(options, _reached(budget, query.attribute, [result], [prepared]))
-    return result
+    with _finishing(options, prepared):
+        _written(query, [prepared])
+        result = _caps_of(prepared, budget, options)
+        _say(options, _reached(budget, query.attribute, [result], [prepared]))
+        return result
 
 
 def _say(options: RunOptions, unreached: str) -> None:
@@ -365,7 +383,7 @@ def _tree(prepared: _Prepared) -> Tree:
     """The tree of a prepared question, for the names it must hold."""
 
     def index() -> IdentifierIndex:
-        return prepared.identifiers or index_of(prepared.listing.files, prepared.contents)
+        return prepared.index.identifiers if prepared.index is not None else index_of(prepared.listing.files)
 
     return Tree(prepared.target.display, index, not prepared.listing.errors)
 
@@ -475,9 +493,10 @@ def _explained(
         runs = read_runs(rewound(log), server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         listing = _discover(target, options)
         prepared = _prepare(query, target, options, listing, reach=True)
-        if not only_inputs:
-            _written(query, [prepared])
-        traced = _traced(prepared, options)
+        with _finishing(options, prepared):
+            if not only_inputs:
+                _written(query, [prepared])
+            traced = _traced(prepared, options)
         found = _caps(traced, budget)
         if not only_inputs and (unreached := _reached(budget, query.attribute, [found], [prepared])):
             raise InputError(f"{unreached}: there is no budget formula to evaluate")
@@ -548,8 +567,9 @@ def diff(
     from sgtrace.analyses.diff import compare
 
     prepared = [_prepare(query, target, options, None) for target in (old, new)]
-    _written(query, prepared)
-    before, after = (_caps_of(p, budget, options) for p in prepared)
+    with _finishing(options, *prepared):
+        _written(query, prepared)
+        before, after = (_caps_of(p, budget, options) for p in prepared)
     _say(options, _reached(budget, query.attribute, [before, after], prepared))
     result = compare(
         before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
@@ -597,7 +617,9 @@ def check(
         written_for = header.get("attribute" if option == "--attr" else "budget")
         if written_for is not None and written_for != name:
             raise InputError(f"the baseline was written for {option} {written_for}, not {name}")
-    current = _caps_of(_prepare(query, target, options, None), budget, options)
+    question = _prepare(query, target, options, None)
+    with _finishing(options, question):
+        current = _caps_of(question, budget, options)
     now = current.caps if header.get("exits") else tuple(dataclasses.replace(c, exits=()) for c in current.caps)
     result = compare(recorded, now, sites, current.budget_sites, query.attribute, budget, current.errors)
     if log is None and not settings:
@@ -658,8 +680,9 @@ def _sliced(
 ) -> tuple[TraceResult, CapsResult]:
     """The slice and the caps, with the names checked as :func:`caps` checks them."""
     prepared = _prepare(query, target, options, None, reach)
-    _written(query, [prepared])
-    traced = _traced(prepared, options)
+    with _finishing(options, prepared):
+        _written(query, [prepared])
+        traced = _traced(prepared, options)
     found = _caps(traced, budget)
     _say(options, _reached(budget, query.attribute, [found], [prepared]))
     return traced, found

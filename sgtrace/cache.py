@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
@@ -23,7 +24,7 @@ from sgtrace.cachedir import claim, real_folder, refusal
 from sgtrace.model import Access, FileError, FileScan
 
 #: Bumped when the layout of an entry changes.
-SCHEMA = 6
+SCHEMA = 7
 
 
 def default_dir() -> Path:
@@ -110,7 +111,7 @@ class Manifest:
         if payload is None:
             return None
         try:
-            return _decode(payload, path)
+            return scan_from(payload, path)
         except (ValueError, KeyError, TypeError) as exc:
             print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
             return None
@@ -168,6 +169,15 @@ class JsonCache:
         # 16 folders of entries, not 256: a cold run makes each folder once, and a folder costs a syscall
         return self.directory / entry_key[:1] / f"{entry_key}.json"
 
+    def has(self, entry_key: str) -> bool:
+        """Whether an entry is stored under that key (a regular file, not read)."""
+        if self.directory is None:
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self._path(entry_key)).st_mode)
+        except OSError:
+            return False
+
     def get(self, entry_key: str) -> Any:
         """The stored document, or None if absent or unreadable (a damaged one is reported)."""
         if self.directory is None:
@@ -219,7 +229,8 @@ class JsonCache:
             )
 
 
-def _decode(payload: Any, path: str) -> FileScan:
+def scan_from(payload: Any, path: str) -> FileScan:
+    """A scan as :func:`encode_scan` wrote it, its errors put at *path* (ValueError/KeyError/TypeError if damaged)."""
     accesses = tuple(_access(item) for item in payload["accesses"])
     errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
     return FileScan(accesses, errors)

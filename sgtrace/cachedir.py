@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 #: The tag's file name and first line, from the Cache Directory Tagging Specification (backup tools skip such folders).
@@ -22,7 +23,7 @@ _OURS = b"# This file is a cache directory tag created by sgtrace."
 TAG = SIGNATURE + b"\n" + _OURS + b"\n# For information about cache directory tags, see https://bford.info/cachedir/\n"
 
 #: The parts of a cache that sgtrace writes (earlier layouts' included), the only ones ``clear`` removes.
-PARTS = frozenset({"caps", "graph", "index", "manifest", "releases", "scan"})
+PARTS = frozenset({"caps", "graph", "index", "manifest", "releases", "scan", "store"})
 
 #: Folders judged in this process: folder -> whether it is sgtrace's cache.
 _JUDGED: dict[Path, bool] = {}
@@ -144,3 +145,80 @@ def clear(directory: Path, keep: tuple[str, ...] = ()) -> int:
 def count_files(folder: Path) -> int:
     """Files under *folder*, symbolic links not followed."""
     return sum(len(files) for _, _, files in os.walk(folder))
+
+
+#: The parts that hold what sgtrace computed (pruned by age and size); fetched releases are left to ``cache clear``.
+COMPUTED = ("caps", "graph", "index", "manifest", "scan", "store")
+#: The size the computed parts are kept under by default: past it, the entries used longest ago go first.
+BOUND = 2 << 30
+#: How often a run checks the bound (a walk of the cache): at most once in this many seconds.
+CHECK_EVERY = 3600
+#: The file whose time says when the bound was last checked.
+_CHECKED = Path("store") / "checked"
+
+
+def entries(directory: Path) -> list[tuple[Path, int, float]]:
+    """(path, bytes, last used) of every entry of the computed parts, links neither followed nor listed.
+
+    "Last used" is the later of the access and modification times (the file system's ``relatime``
+    updates the access time once a day at most).
+    """
+    found = []
+    for name in COMPUTED:
+        part = directory / name
+        if part.is_symlink() or not part.is_dir():
+            continue
+        for folder, _, names in os.walk(part):
+            for entry in names:
+                path = Path(folder, entry)
+                try:
+                    status = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(status.st_mode):
+                    found.append((path, status.st_size, max(status.st_atime, status.st_mtime)))
+    return found
+
+
+def prune(directory: Path, older_than: float | None = None, max_size: int | None = None) -> tuple[int, int]:
+    """Remove the entries not used for *older_than* seconds, then the least recently used past *max_size* bytes.
+
+    Only in a folder carrying sgtrace's tag (else nothing is removed); the number of files and bytes removed.
+    """
+    if not is_tagged(directory):
+        return 0, 0
+    found = sorted(entries(directory), key=lambda e: e[2])
+    total = sum(size for _, size, _ in found)
+    cutoff = time.time() - older_than if older_than is not None else None
+    files = removed = 0
+    for path, size, used in found:
+        old = cutoff is not None and used < cutoff
+        if not old and (max_size is None or total - removed <= max_size):
+            break  # oldest first: the rest are newer and within the size
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        files, removed = files + 1, removed + size
+    return files, removed
+
+
+def tidy(directory: Path | None) -> None:
+    """Keep the cache under BOUND: prune it if it was not checked in the last CHECK_EVERY seconds."""
+    if directory is None or not is_tagged(directory):
+        return
+    marker = directory / _CHECKED
+    try:
+        if time.time() - os.lstat(marker).st_mtime < CHECK_EVERY:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    prune(directory, None, BOUND)
+    if real_folder(marker.parent, directory):
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+            os.utime(marker, follow_symlinks=False)
+        except OSError:
+            pass

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sgtrace.cache import Manifest, TreeDigest, encode_scan, key
+from sgtrace.cache import Manifest, encode_scan
 from sgtrace.discover import Listing
 from sgtrace.model import FileError, FileScan, Limits, PathFilter, SourceFile
 from sgtrace.parse import read_file
+from sgtrace.store import ContentStore, content_digest, scan_key
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
 _POOL_THRESHOLD = 512 * 1024
@@ -29,7 +30,7 @@ _BATCH = 256 * 1024
 class RunOptions:
     """How to run: parallelism and cache."""
 
-    #: Worker processes; None for one per CPU, 1 to run inline.
+    #: Worker processes; None for one per core free now (:func:`spare_cpus`), 1 to run inline.
     jobs: int | None = None
     #: Cache directory, or None to run without a cache.
     cache_dir: Path | None = None
@@ -53,43 +54,32 @@ class TreeScan:
     errors: tuple[FileError, ...]
     #: Counts: files seen, files containing the name, files parsed.
     stats: dict[str, int]
-    #: A digest of the whole tree (every module's name and content), from the same pass.
+    #: A digest of the whole tree (every module's name and content), when the pass took one (:mod:`sgtrace.chunks`).
     digest: bytes = b""
-    #: Module -> its bytes, every file read (kept only when a digest is asked for: the graph needs them).
-    contents: dict[str, bytes] = field(default_factory=dict)
 
 
-def scan_tree(
-    listing: Listing,
-    attribute: str,
-    options: RunOptions,
-    digest: bool = False,
-    meanwhile: Callable[[dict[str, bytes]], None] | None = None,
-) -> TreeScan:
-    """Scan every Python file of a listing for accesses of *attribute* (and digest the tree, if asked).
+def scan_tree(listing: Listing, attribute: str, options: RunOptions) -> TreeScan:
+    """Scan every Python file of a listing for accesses of *attribute*.
 
-    A file unchanged since an earlier run (see :class:`~sgtrace.cache.Manifest`) is not read again.
-    When files must be parsed, *meanwhile* is given the bytes read and runs while the workers parse
-    (the graph's own index of the tree, built on the other core's time).
+    A file unchanged since an earlier run (see :class:`~sgtrace.cache.Manifest`) is not read again; a
+    file whose bytes were scanned before, in this tree or another, is not parsed again (the content
+    store, :mod:`sgtrace.store`).
     """
     manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
+    store = ContentStore(options.cache_dir)
     learnt: dict[str, list[Any]] = {}
     scans: dict[str, Any] = {}  # scan key -> stored scan, for every file of this run that names the attribute
     needle = attribute.encode("utf-8")
     errors: list[FileError] = list(listing.errors)
     done: list[tuple[SourceFile, FileScan]] = []
     pending: list[tuple[SourceFile, str]] = []
-    tree = TreeDigest() if digest else None
-    contents: dict[str, bytes] = {}
     remember = options.cache_dir is not None
-    with _Parsing(attribute, options.jobs) as parsing:
+    with _Parsing(attribute, options.jobs, options.cache_dir) as parsing:
         for item in listing.files:
             # a first run takes size and time from the open file, below
-            known = _known(manifest, item, _stat(item), digest) if remember and manifest.files else None
+            known = manifest.known(item.abspath, *_stat(item)) if remember and manifest.files else None
             if known is not None:
                 learnt[item.abspath] = known
-                if tree is not None:
-                    tree.add_digest(item.module, bytes.fromhex(known[3]))
                 cached = manifest.scan(known[2], item.path) if known[2] else None
                 if cached is not None or not known[2]:
                     if cached is not None:
@@ -100,24 +90,21 @@ def scan_tree(
             if read is None:
                 continue
             data, size, mtime_ns = read
-            content = tree.add(item.module, data).hex() if tree is not None else ""
-            if tree is not None:
-                contents[item.module] = data
             found = needle in data or not attribute.isascii()
-            entry_key = key(data, "scan", attribute) if found else ""
+            content = content_digest(data) if found else b""
+            entry_key = scan_key(content, attribute) if found else ""
             if remember:
-                learnt[item.abspath] = [size, mtime_ns, entry_key, content]
+                learnt[item.abspath] = [size, mtime_ns, entry_key, ""]
             if not found:
                 continue
-            cached = manifest.scan(entry_key, item.path)  # touched, not changed
-            if cached is not None:
+            cached = manifest.scan(entry_key, item.path) or store.scan(content, attribute, item.path)
+            if cached is not None:  # touched, not changed; or the same bytes elsewhere
                 done.append((item, cached))
-                scans[entry_key] = manifest.scans[entry_key]
+                scans[entry_key] = encode_scan(cached)
             else:
                 pending.append((item, entry_key))
-                parsing.add(item.path, data)  # handed to the workers now, while the rest is read
-        then = (lambda: meanwhile(contents)) if meanwhile is not None and pending else None
-        for count, ((source, entry_key), result) in enumerate(zip(pending, parsing.results(then), strict=True), 1):
+                parsing.add(item.path, data, content)  # handed to the workers now, while the rest is read
+        for count, ((source, entry_key), result) in enumerate(zip(pending, parsing.results(), strict=True), 1):
             if remember:
                 scans[entry_key] = encode_scan(result)
             done.append((source, result))
@@ -125,7 +112,7 @@ def scan_tree(
                 options.progress(count, len(pending))
     manifest.save(learnt, scans)
     stats = {"files": len(listing.files), "matched": len(done), "parsed": len(pending)}
-    return TreeScan(tuple(done), tuple(errors), stats, tree.digest() if tree is not None else b"", contents)
+    return TreeScan(tuple(done), tuple(errors), stats)
 
 
 def _tree_name(attribute: str, listing: Listing, path_filter: PathFilter) -> str:
@@ -139,12 +126,6 @@ def _tree_name(attribute: str, listing: Listing, path_filter: PathFilter) -> str
     except ValueError:  # paths on different drives
         shared = "\0".join(paths)
     return "\0".join([attribute, shared, repr(path_filter)])
-
-
-def _known(manifest: Manifest, item: SourceFile, stat: tuple[int, int], digest: bool) -> list[Any] | None:
-    """What an earlier run learnt of an unchanged file (with its content digest, when one is wanted)."""
-    known = manifest.known(item.abspath, *stat)
-    return known if known is not None and (known[3] or not digest) else None
 
 
 def _stat(item: SourceFile) -> tuple[int, int]:
@@ -163,17 +144,25 @@ def _read(source: SourceFile, errors: list[FileError]) -> tuple[bytes, int, int]
         return None
 
 
-def _job(args: tuple[str, bytes, str]) -> FileScan:
+def scan_one(path: str, data: bytes, attribute: str) -> FileScan:
+    """find's scan of one file (a file too deep for the interpreter's stack is an error, not a crash)."""
     from sgtrace.scan import scan_file  # imported on first parse: a warm run needs no parser
 
-    path, data, attribute = args
     try:
         return scan_file(path, data, attribute)
     except RecursionError:
         return FileScan((), (FileError(path, 0, "too deeply nested to analyse"),))
 
 
-def _batch(batch: list[tuple[str, bytes, str]]) -> list[FileScan]:
+def _job(args: tuple[str, bytes, str, bytes, Path | None]) -> FileScan:
+    """Scan one file, and keep the scan in the content store."""
+    path, data, attribute, content, cache_dir = args
+    scan = scan_one(path, data, attribute)
+    ContentStore(cache_dir).put_scan(content, attribute, scan)
+    return scan
+
+
+def _batch(batch: list[tuple[str, bytes, str, bytes, Path | None]]) -> list[FileScan]:
     return [_job(args) for args in batch]
 
 
@@ -185,17 +174,18 @@ class _Parsing:
     parses inline at the end.
     """
 
-    def __init__(self, attribute: str, jobs: int | None) -> None:
+    def __init__(self, attribute: str, jobs: int | None, cache_dir: Path | None) -> None:
         self.attribute = attribute
-        self.workers = jobs or _cpu_count()
-        self.waiting: list[tuple[str, bytes, str]] = []
+        self.cache_dir = cache_dir
+        self.workers = jobs or spare_cpus()
+        self.waiting: list[tuple[str, bytes, str, bytes, Path | None]] = []
         self.size = 0
         self.futures: list[Any] = []
         self.pool: Any = None
 
-    def add(self, path: str, data: bytes) -> None:
-        """Queue one file; hand out a batch when one is full (starting the pool, if it is worth one)."""
-        self.waiting.append((path, data, self.attribute))
+    def add(self, path: str, data: bytes, content: bytes) -> None:
+        """Queue one file (*content*: its digest); hand out a full batch (starting the pool, if worth it)."""
+        self.waiting.append((path, data, self.attribute, content, self.cache_dir))
         self.size += len(data)
         if self.pool is None and self.workers > 1 and self.size >= _POOL_THRESHOLD and len(self.waiting) > 1:
             self.pool = _pool(self.workers)
@@ -206,17 +196,13 @@ class _Parsing:
         self.futures.append(self.pool.submit(_batch, self.waiting))
         self.waiting, self.size = [], 0
 
-    def results(self, then: Callable[[], None] | None) -> Iterator[FileScan]:
-        """Every queued file's scan, in order; *then* runs once the work is handed out (or first, inline)."""
+    def results(self) -> Iterator[FileScan]:
+        """Every queued file's scan, in order."""
         if self.pool is None:
-            if then is not None:
-                then()
             yield from map(_job, self.waiting)
             return
         if self.waiting:
             self._hand_out()
-        if then is not None:
-            then()
         for future in self.futures:
             yield from future.result()
 
@@ -239,6 +225,21 @@ def _pool(workers: int) -> Any:
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def spare_cpus() -> int:
+    """The cores this process may use that nothing else is running on now (at least 1).
+
+    From the kernel's count of runnable tasks at this instant (Linux ``/proc/loadavg``; this process is
+    one of them); elsewhere every core.
+    """
+    cores = _cpu_count()
+    try:
+        with open("/proc/loadavg", "rb") as stream:
+            running = int(stream.read().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return cores
+    return max(1, min(cores, cores - (running - 1)))
 
 
 def _cpu_count() -> int:

@@ -118,6 +118,27 @@ def parse_tree(utf8: bytes) -> Any:
     return _parser().parse(utf8)
 
 
+def parse_range(utf8: bytes, start: int, end: int) -> Any:
+    """The tree-sitter tree of the bytes *start* to *end* of UTF-8 source alone (a function), positions as in
+    the whole source: a function read after its module's tree was dropped costs its own size, not the file's."""
+    import tree_sitter
+
+    row = utf8.count(b"\n", 0, start)
+    column = start - (utf8.rfind(b"\n", 0, start) + 1)
+    end_row = row + utf8.count(b"\n", start, end)
+    end_column = end - (utf8.rfind(b"\n", 0, end) + 1)
+    parser = _range_parser()
+    parser.included_ranges = [tree_sitter.Range((row, column), (end_row, end_column), start, end)]
+    return parser.parse(utf8)
+
+
+@lru_cache(maxsize=1)
+def _range_parser() -> Any:
+    import tree_sitter
+
+    return tree_sitter.Parser(_language())
+
+
 def parse(path: str, data: bytes) -> Parsed | FileError:
     """Parse *data*; a file that cannot be decoded at all becomes a FileError."""
     try:

@@ -326,7 +326,8 @@ def test_the_options_of_sgtrace_itself(tmp_path: Path) -> None:
     found = load_default_map(cli, tmp_path)[1]
     assert found["caps"] == {"attribute": "page_size", "cache_dir": str(tmp_path / "c"), "fmt": "sarif"}
     assert found["diff"]["fail_on"] == "added"
-    assert found["cache"] == {"info": {"cache_dir": str(tmp_path / "c")}, "clear": {"cache_dir": str(tmp_path / "c")}}
+    cache_dir = {"cache_dir": str(tmp_path / "c")}
+    assert found["cache"] == {"info": cache_dir, "prune": cache_dir, "clear": cache_dir}
     _write(tmp_path, '[tool.sgtrace]\nfail-on = "added,nope"\n')
     with pytest.raises(ConfigError, match="unknown nope; choose from"):
         load_default_map(cli, tmp_path)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import sgtrace.chunks
 import sgtrace.engine
+from sgtrace.chunks import index_tree
 from sgtrace.discover import discover
 from sgtrace.engine import RunOptions, scan_tree
 from sgtrace.parse import read_file
@@ -23,7 +25,7 @@ def _tree(root: Path) -> None:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths the engine reads from now on."""
+    """The paths find's pass reads from now on (with or without the tree's digest)."""
     read: list[str] = []
 
     def spy(path: str) -> tuple[bytes, int, int]:
@@ -31,11 +33,19 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return read_file(path)
 
     monkeypatch.setattr(sgtrace.engine, "read_file", spy)
+    monkeypatch.setattr(sgtrace.chunks, "read_file", spy)
     return read
 
 
 def _writes(root: Path, cache: Path, digest: bool = False) -> tuple[list[int], bytes]:
-    scan = scan_tree(discover(str(root)), "max_total_num_tokens", RunOptions(jobs=1, cache_dir=cache), digest)
+    """The lines of the writes found; with *digest*, the pass of a graph (chunks) and the tree's digest."""
+    options = RunOptions(jobs=1, cache_dir=cache)
+    listing = discover(str(root))
+    scan = (
+        index_tree(listing, "max_total_num_tokens", options).scan
+        if digest
+        else scan_tree(listing, "max_total_num_tokens", options)
+    )
     return [a.line for _, s in scan.files for a in s.accesses if a.kind == "assign"], scan.digest
 
 

@@ -18,20 +18,10 @@ from typing import Any
 
 import networkx as nx
 
+from sgtrace.analyses.categories import CATEGORIES as CATEGORIES  # re-exported: the table beside its analysis
 from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import Point
 from sgtrace.model import BudgetSite, Cap
-
-#: Each category, and the one-line reason the text report gives for it.
-CATEGORIES: dict[str, str] = {
-    "base": "set from the profiled budget",
-    "reserve": "subtracts an amount from the budget before it becomes tokens",
-    "min": "lowered by min() against another quantity",
-    "round": "floored to a multiple (page-size rounding)",
-    "reduce": "reduced across ranks (a min over per-rank values, or a distributed MIN read back with .item())",
-    "split": "divided between pools or pipeline stages (by a ratio, or by a parallel size)",
-    "override": "replaced, under a condition, by a value not derived from the budget",
-}
 
 #: Edge operations that pass a value on unchanged.
 _COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "element"})

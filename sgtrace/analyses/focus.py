@@ -20,7 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-from sgtrace.analyses.caps import CATEGORIES, budget_nodes
+from sgtrace.analyses.caps import budget_nodes
+from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import SOURCES, Point
 from sgtrace.model import BudgetSite, Cap

@@ -227,7 +227,7 @@ def _run_flags(function: Callable[..., Any]) -> Any:
         click.option("--max-depth", type=click.IntRange(min=10, max=MAX_DEPTH), default=Limits().depth,
                      show_default=True, help="Levels of nested blocks and expressions analysed; deeper is a "
                      "per-file error."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per CPU)."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per idle core)."),
         CACHE_DIR_OPTION,
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
         click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),

@@ -59,6 +59,7 @@ def _call_sites(slicer: Slicer, names: list[str]) -> Iterator[tuple[Scope, CallS
     """Calls whose callee is spelled with one of *names*, in functions that mention it."""
     project = slicer.project
     for name in names:
+        project.prefetch(project.callers_of(name)[:MAX_CALLER_MODULES])
         for module_name in project.callers_of(name)[:MAX_CALLER_MODULES]:
             module = project.module(module_name)
             if module is None:

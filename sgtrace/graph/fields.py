@@ -35,6 +35,7 @@ def feed_field(slicer: Slicer, module: Module, klass: str, field: Field) -> None
         modules = tuple(m for m in slicer.project.matching(pattern) if not is_test_module(m))
         if name in _REPLACE:
             modules = tuple(m for m in modules if m in set(slicer.project.callers_of(name)))
+        slicer.project.prefetch(modules)
         for module_name in modules:
             caller = slicer.project.module(module_name)
             if caller is None:

@@ -585,6 +585,7 @@ class Slicer:
             modules = [m for m in self.project.matching(pattern) if not is_test_module(m)]
             if len(modules) > MAX_FOREIGN_WRITE_MODULES:
                 modules = []  # a generic name (size, device...): such writes are everywhere and rarely ours
+            self.project.prefetch(modules)
             for module_name in modules:
                 module = self.project.module(module_name)
                 if module is None:

@@ -297,6 +297,8 @@ class Types:
         if memo not in self._guesses:
             found: list[tuple[Module, Function]] = []
             modules = [m for m in self.project.matching(rf"def\s+{re.escape(name)}\s*\(") if not is_test_module(m)]
+            if len(modules) <= limit:
+                self.project.prefetch(modules)
             for module_name in modules if len(modules) <= limit else ():
                 module = self.project.module(module_name)
                 if module is not None:

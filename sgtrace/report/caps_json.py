@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.model import CapsResult
 from sgtrace.report import sarif
 

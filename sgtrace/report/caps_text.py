@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.model import CapsResult
 
 

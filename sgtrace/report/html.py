@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from sgtrace import __version__
-from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.analyses.focus import ROLE, ROLES
 from sgtrace.api import ReportResult
 from sgtrace.fetch import SPEC, is_spec

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from sgtrace import __version__
-from sgtrace.analyses.caps import CATEGORIES
+from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.model import Cap
 
 #: Where the SARIF 2.1.0 JSON schema is published.

@@ -1,0 +1,245 @@
+"""The content store: what is learnt of a file is kept by its bytes and reused by any tree; it is pruned."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import sgtrace.chunks
+import sgtrace.project
+from sgtrace.api import RunOptions, TraceQuery, caps, find
+from sgtrace.body import read_body
+from sgtrace.cachedir import prune, tidy
+from sgtrace.chunks import index_tree
+from sgtrace.discover import discover
+from sgtrace.identifiers import IdentifierIndex, chunk_words, stored, words_of
+from sgtrace.model import FindQuery
+from sgtrace.outline import outline
+from sgtrace.packing import pack_body, pack_outline, unpack_body, unpack_outline
+from sgtrace.parse import parse
+from sgtrace.sources import Target
+from tests.conftest import FIXTURES
+
+MIXIN = FIXTURES / "sglang_snippets" / "mixin_self"
+SOURCE = textwrap.dedent(
+    """\
+    import os
+    from typing import Optional
+
+    class Runner(Base):
+        size: int = 4
+
+        @property
+        def pool(self) -> Optional["Pool"]:
+            if self.size > 2:
+                return None
+            for a, (b, *c) in pairs():
+                self.max_total_num_tokens = min(a, f(b, key=c, **extra))
+            return self.make(x=[i for i in range(3)])
+    """
+)
+
+
+def _parsed_bodies(data: bytes) -> tuple[object, list[object]]:
+    parsed = parse("m.py", data)
+    assert not isinstance(parsed, type(None)) and not hasattr(parsed, "message")
+    found = outline(parsed.tree)  # type: ignore[union-attr]
+    bodies = []
+    for function in found.functions:
+        node = parsed.tree.root_node.descendant_for_byte_range(function.start, function.end)  # type: ignore[union-attr]
+        while node.type == "decorated_definition":
+            node = node.child_by_field_name("definition")
+        bodies.append(read_body(node))
+    return found, bodies
+
+
+def test_outlines_and_bodies_pack_to_json_and_back() -> None:
+    found, bodies = _parsed_bodies(SOURCE.encode())
+    assert unpack_outline(json.loads(json.dumps(pack_outline(found)))) == found  # type: ignore[arg-type]
+    for body in bodies:
+        assert unpack_body(json.loads(json.dumps(pack_body(body)))) == body  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("damage", [[], [1, 2, 3, 4, 5], [[["x"]], [], [], "", []], {"a": 1}, [[], [], [], 7, []]])
+def test_a_damaged_packed_body_raises_a_value_or_type_error(damage: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        unpack_body(damage)
+
+
+def test_chunk_words_answer_as_the_files_do() -> None:
+    files = [b"def forward(self): pass", b"x = forward_batch", b"", b"class A(forward): pass"]
+    modules = ["a", "b", None, "d"]
+    index = IdentifierIndex()
+    sets = [words_of(f) if m else None for f, m in zip(files, modules, strict=True)]
+    index.add_packed(modules, stored(chunk_words(sets)))
+    assert index.get("forward") == ("a", "d") and index.get("forward_batch") == ("b",) and index.get("nope") == ()
+    plain = IdentifierIndex([(m, f) for m, f in zip(modules, files, strict=True) if m])
+    assert all(plain.get(w) == index.get(w) for w in ("forward", "self", "pass", "A", "x"))
+
+
+def test_damaged_stored_words_are_built_again(capsys: pytest.CaptureFixture[str]) -> None:
+    files = [b"def forward(self): pass", b"y = 1"]
+    rebuilt = chunk_words(words_of(f) for f in files)
+    index = IdentifierIndex()
+    index.add_packed(["a", "b"], {"words": "forward", "sizes": "AAAA", "positions": "!!"}, lambda: rebuilt)
+    assert index.get("forward") == ("a",)
+    assert "ignoring damaged cache entry" in capsys.readouterr().err
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    tree = tmp_path / name
+    shutil.copytree(MIXIN, tree)
+    return tree
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    parsed: list[str] = []
+    original = sgtrace.project.parse
+
+    def spy(path: str, data: bytes) -> object:
+        parsed.append(path)
+        return original(path, data)
+
+    monkeypatch.setattr(sgtrace.project, "parse", spy)
+    return parsed
+
+
+def test_a_second_tree_with_the_same_bytes_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    options = RunOptions(jobs=1, cache_dir=cache)
+    query = TraceQuery("max_total_num_tokens")
+    first = caps(query, "mem_fraction_static", Target(str(_copy(tmp_path, "one")), "t"), options)
+    parsed = _count_parses(monkeypatch)
+    other = Target(str(_copy(tmp_path, "checkout")), "t")  # the same files elsewhere: a checkout of the release
+    second = caps(query, "mem_fraction_static", other, options)
+    assert parsed == [] and second.caps == first.caps and second.budget_sites == first.budget_sites
+    found = find(
+        FindQuery("max_total_num_tokens"),
+        [Target(str(tmp_path / "checkout"), "t")],
+        RunOptions(jobs=1, cache_dir=cache),
+    )
+    assert found.stats["parsed"] == 0 and found.writes
+
+
+def test_another_attribute_reuses_the_modules_and_the_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache, tree = tmp_path / "cache", _copy(tmp_path, "one")
+    options = RunOptions(jobs=1, cache_dir=cache)
+    target = Target(str(tree), "t")
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    fresh = caps(TraceQuery("mem_fraction_static"), "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    built: list[int] = []
+    monkeypatch.setattr(sgtrace.chunks, "chunk_words", lambda files: built.append(1) or chunk_words(files))
+    parsed = _count_parses(monkeypatch)
+    again = caps(TraceQuery("mem_fraction_static"), "mem_fraction_static", target, options)
+    assert again.caps == fresh.caps and built == [] and len(parsed) < len(discover(str(tree)).files)
+
+
+def test_damaged_store_entries_are_ignored_and_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache, tree = tmp_path / "cache", _copy(tmp_path, "one")
+    options = RunOptions(jobs=1, cache_dir=cache)
+    query, target = TraceQuery("max_total_num_tokens"), Target(str(tree), "t")
+    first = caps(query, "mem_fraction_static", target, options)
+    entries = list((cache / "store").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        document = json.loads(entry.read_text())
+        data = document["data"]
+        if "outline" in data:
+            data["bodies"] = {key: ["not a body"] for key in data["bodies"]} or {"0:1": 1}
+        elif "words" in data:
+            data["positions"] = "%%%"
+        else:
+            data["accesses"] = [{"line": "one"}]
+        entry.write_text(json.dumps(document))
+    for part in ("graph", "caps", "manifest"):
+        shutil.rmtree(cache / part)
+    capsys.readouterr()
+    again = caps(query, "mem_fraction_static", target, options)
+    assert again.caps == first.caps and again.budget_sites == first.budget_sites
+    assert "ignoring damaged cache entry" in capsys.readouterr().err
+    for part in ("graph", "caps", "manifest"):
+        shutil.rmtree(cache / part)
+    third = caps(query, "mem_fraction_static", target, options)  # from the entries rebuilt
+    assert third.caps == first.caps and "damaged" not in capsys.readouterr().err
+
+
+def test_the_pass_of_a_graph_takes_the_same_answer_from_the_store(tmp_path: Path) -> None:
+    tree = _copy(tmp_path, "one")
+    listing = discover(str(tree))
+    cold = index_tree(listing, "max_total_num_tokens", RunOptions(jobs=1, cache_dir=tmp_path / "c"))
+    shutil.rmtree(tmp_path / "c" / "manifest")
+    warm = index_tree(listing, "max_total_num_tokens", RunOptions(jobs=1, cache_dir=tmp_path / "c"))
+    assert warm.scan.digest == cold.scan.digest and warm.digests == cold.digests
+    assert warm.scan.stats == {**cold.scan.stats, "parsed": 0}
+    assert all(warm.identifiers.get(w) == cold.identifiers.get(w) for w in ("ModelRunner", "self", "init_memory_pool"))
+
+
+def _entry(folder: Path, name: str, size: int, age_days: float) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    when = 1_900_000_000 - age_days * 86400
+    os.utime(path, (when, when))
+    return path
+
+
+def test_prune_removes_the_least_recently_used_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", Target(str(_copy(tmp_path, "t")), "t"),
+         RunOptions(jobs=1, cache_dir=cache))  # fmt: skip
+    shutil.rmtree(cache / "store")
+    monkeypatch.setattr("time.time", lambda: 1_900_000_000)
+    old = _entry(cache / "store" / "a", "old.json", 100, 40)
+    middle = _entry(cache / "store" / "b", "middle.json", 100, 10)
+    new = _entry(cache / "graph" / "c", "new.json", 100, 1)
+    release = _entry(cache / "releases" / "sglang-0", "m.py", 100, 400)
+    outside = _entry(tmp_path / "outside", "keep.json", 100, 400)
+    (cache / "store" / "link.json").symlink_to(outside)
+    for part in ("caps", "manifest"):
+        shutil.rmtree(cache / part)
+    shutil.rmtree(cache / "graph" / next(p.name for p in (cache / "graph").iterdir() if p.name != "c"))
+    assert prune(cache, older_than=30 * 86400) == (1, 100) and not old.exists() and middle.exists()
+    assert prune(cache, max_size=150) == (1, 100) and not middle.exists() and new.exists()
+    assert release.exists() and outside.exists() and (cache / "store" / "link.json").is_symlink()
+    assert prune(tmp_path / "outside", older_than=0) == (0, 0) and outside.exists()  # not sgtrace's: untouched
+
+
+def test_a_run_keeps_the_cache_within_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sgtrace.cachedir
+
+    cache = tmp_path / "cache"
+    options = RunOptions(jobs=1, cache_dir=cache)
+    target = Target(str(_copy(tmp_path, "t")), "t")
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    old = _entry(cache / "store" / "z", "old.json", 5000, 400)
+    monkeypatch.setattr(sgtrace.cachedir, "BOUND", 1000)
+    tidy(cache)  # checked a moment ago: nothing done
+    assert old.exists()
+    monkeypatch.setattr(sgtrace.cachedir, "CHECK_EVERY", 0)
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    assert not old.exists()
+
+
+def test_the_workers_give_the_answer_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree read by chunks on a pool, and modules parsed ahead on it (prefetch), change no answer."""
+    monkeypatch.setattr(sgtrace.chunks, "POOL_FILES", 0)
+    monkeypatch.setattr(sgtrace.chunks, "CUT", 2)  # several chunks even for a small tree
+    outlined: list[str] = []
+    original = sgtrace.project.Project._outlined
+    monkeypatch.setattr(
+        sgtrace.project.Project, "_outlined", lambda self, name, *a: outlined.append(name) or original(self, name, *a)
+    )
+    tree = Target(str(_copy(tmp_path, "t")), "t")
+    for attribute in ("max_total_num_tokens", "mem_fraction_static"):
+        query = TraceQuery(attribute)
+        alone = caps(query, "mem_fraction_static", tree, RunOptions(jobs=1, cache_dir=None))
+        pooled = caps(query, "mem_fraction_static", tree, RunOptions(jobs=2, cache_dir=tmp_path / attribute))
+        assert (pooled.caps, pooled.budget_sites, pooled.errors) == (alone.caps, alone.budget_sites, alone.errors)
+    assert outlined  # some module was parsed on a worker
