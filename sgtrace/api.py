@@ -307,7 +307,11 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
         # the files the slice could not read are part of the answer: a cached graph says them too
         met = [[e.path, e.line, e.message] for e in project.errors]
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated, errors=met)
-        store.put(prepared.entry, to_data(graph))
+        data = to_data(graph)
+        store.put(prepared.entry, data)
+        # the graph as the cache gives it back (nodes and edges sorted): a cold run answers as a warm one,
+        # whatever order the slice met them in (the report's layout followed that order)
+        graph = from_data(data)
     errors = sorted({*found.errors, *_graph_errors(graph)}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))

@@ -114,3 +114,23 @@ def test_upgrade_from_0_5_9_to_0_5_23(tmp_path: Path) -> None:
         offline(browser, page_path)
         assert browser.evaluate("document.querySelectorAll('#focus-frame [data-node]').length") <= 60
         screenshot(browser, f"report-{releases.NEWEST}-against-{releases.MIDDLE}.png")
+
+
+def test_the_page_is_the_same_bytes_in_every_process(tmp_path: Path) -> None:
+    """The layout does not depend on where objects land in memory, nor on the hash seed (grandalf's components
+    once handed their edges over as a set ordered by the objects' addresses: the newest release's focused
+    graph came out 2758 or 2841 px tall from one run to the next)."""
+    import subprocess
+    import sys
+
+    cache = _cache(tmp_path, releases.NEWEST)
+    pages = []
+    for seed in ("1", "2", "3"):
+        out = tmp_path / f"report-{seed}.html"
+        subprocess.run(
+            [sys.executable, "-m", "sgtrace", "report", f"sglang=={releases.NEWEST}", "--log", str(JOURNAL),
+             "-o", str(out), "--cache-dir", str(cache)],
+            check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed},
+        )  # fmt: skip
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1] == pages[2]
