@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from sgtrace.model import (
     FindQuery,
     FindResult,
     Limits,
+    Shadowed,
     Site,
     TraceQuery,
     TraceResult,
@@ -223,6 +225,53 @@ def trace(
         if not prepared.found.writes:
             _known(query.attribute, "", [_tree(prepared)])
         return _traced(prepared, options)
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """A trace as a renderer wrote it, with what the command says and exits on besides."""
+
+    #: The renderer's text.
+    text: str
+    #: Files that could not be analysed.
+    errors: tuple[FileError, ...]
+    #: Packages found twice under the root, and which copy was analysed.
+    shadowed: tuple[Shadowed, ...]
+    #: Whether the slice holds a write of the attribute.
+    written: bool
+
+
+#: Bumped when a cached trace view must not be reused (what the views are given changes).
+_TRACE_VIEW = "1"
+
+
+def trace_view(
+    query: TraceQuery, target: Target, options: RunOptions, view: str, render: Callable[[TraceResult], str]
+) -> TraceView:
+    """:func:`trace`, rendered by *render*, whose output depends on nothing but the result and *view* (its name
+    and options). The text is cached beside the graph, so a warm run loads neither the graph nor networkx."""
+    from sgtrace.cache import JsonCache, key
+    from sgtrace.codec import from_json, to_json
+
+    prepared = _prepare(query, target, options, None)
+    with _finishing(options, prepared):
+        if not prepared.found.writes:
+            _known(query.attribute, "", [_tree(prepared)])
+        found_errors = json.dumps([to_json(e) for e in prepared.found.errors], sort_keys=True)
+        store = JsonCache(options.cache_dir, "graph")  # beside the graph it is a view of
+        entry = key(prepared.entry.encode(), "view", view, prepared.target.display, found_errors, _TRACE_VIEW)
+        cached = store.get(entry)
+        if cached is not None:
+            try:
+                errors = tuple(from_json(e, FileError) for e in cached["errors"])
+                return TraceView(str(cached["text"]), errors, prepared.found.shadowed, bool(cached["written"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                print(f"sgtrace: warning: ignoring damaged cached trace: {exc}", file=sys.stderr)
+        result = _traced(prepared, options)
+        written = any(result.graph.nodes[n].get("seed") == "write" for n in result.graph.nodes)
+        done = TraceView(render(result), result.errors, result.shadowed, written)
+        store.put(entry, {"text": done.text, "errors": [to_json(e) for e in done.errors], "written": written})
+        return done
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,34 @@ def test_graph_focus_budget_is_the_reports_view_with_a_legend() -> None:
 def test_graph_focus_and_upstream_together_is_a_usage_error() -> None:
     code, _, err = _invoke("graph", SAMPLE, "--focus", "budget", "--upstream", "2")
     assert code == 2 and "--focus and --upstream cannot be used together" in err
+
+
+_TRACE_IN_A_PROCESS = """
+import contextlib, io, json, sys
+from sgtrace.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"out": out.getvalue(), "code": code, "networkx": "networkx" in sys.modules}))
+"""
+
+
+def test_a_warm_trace_is_the_cold_one_without_the_graph(tmp_path: Path) -> None:
+    """The rendered trace is cached beside the graph: a warm run prints the same bytes and exit code without
+    loading the graph or networkx; each format and --depth is a view of its own."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> dict[str, object]:
+        command = [sys.executable, "-c", _TRACE_IN_A_PROCESS, "trace", "max_total_num_tokens", SAMPLE, *args]
+        done = subprocess.run(command + ["--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True)
+        return json.loads(done.stdout.splitlines()[-1])
+
+    for args in ((), ("--depth", "2"), ("--format", "json")):
+        cold, warm = run(*args), run(*args)
+        assert cold["networkx"] and not warm["networkx"], args
+        assert warm["out"] == cold["out"] and warm["code"] == cold["code"] == 0, args
+    assert run()["out"] != run("--depth", "2")["out"] != run("--format", "json")["out"]

@@ -75,12 +75,22 @@ def trace(
 
     JSON output is networkx node-link data of the slice.
     """
-    from sgtrace.report import graphjson, tree
+    from sgtrace import api
 
-    result = _guarded(flags.debug, lambda: _trace_inputs(attribute, target, max_nodes, strict_types, flags))
-    _echo_errors(result.errors, result.shadowed)
-    emit(graphjson.render(result) if fmt == "json" else tree.render(result, depth))
-    sys.exit(ExitCode.FOUND if _written(result) else ExitCode.NOT_FOUND)
+    def render(result: Any) -> str:  # imported here: a cached view needs neither them nor networkx
+        from sgtrace.report import graphjson, tree
+
+        return graphjson.render(result) if fmt == "json" else tree.render(result, depth)
+
+    def run() -> Any:
+        tree_of, options = _one_tree(target, flags)
+        query = _query(attribute, max_nodes, strict_types)
+        return api.trace_view(query, tree_of, options, "json" if fmt == "json" else f"tree {depth}", render)
+
+    view = _guarded(flags.debug, run)
+    _echo_errors(view.errors, view.shadowed)
+    emit(view.text)
+    sys.exit(ExitCode.FOUND if view.written else ExitCode.NOT_FOUND)
 
 
 def _written(result: Any) -> bool:
