@@ -20,6 +20,7 @@ import networkx as nx
 from grandalf.graphs import Edge as GEdge
 from grandalf.graphs import Vertex, graph_core
 from grandalf.layouts import Layer, SugiyamaLayout
+from grandalf.utils.poset import Poset
 
 #: Width and height of a node's box, and the gaps between columns and between boxes of a column (px).
 NODE_WIDTH, NODE_HEIGHT, COLUMN_GAP, ROW_GAP = 200.0, 34.0, 80.0, 12.0
@@ -156,6 +157,16 @@ class _Given(SugiyamaLayout):  # type: ignore[misc]
         return dummy
 
 
+class _Connected(Poset):  # type: ignore[misc]
+    """The component of every vertex, known connected beforehand (networkx split the graph): grandalf's
+    ``graph_core`` checks connectivity by comparing each vertex's component with the graph's as sets, a set
+    of the whole component per vertex (0.19 s of the whole slice's layout on SGLang 0.5.23); one object
+    shared by all is the same component."""
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+
 class _View:
     """What grandalf reads of a vertex: its size (turned: grandalf lays out top to bottom) and, after, its centre."""
 
@@ -170,8 +181,10 @@ def _component(
     """One connected component laid out by grandalf, its rows starting at *top*: boxes, routes, height."""
     low = min(ranks[n] for n in nodes)
     vertices = {n: Vertex(n) for n in nodes}
+    component = _Connected([])
     for vertex in vertices.values():
         vertex.view = _View()
+        vertex.c = component
     edges = {(u, v): GEdge(vertices[u], vertices[v]) for u, v in forward.subgraph(nodes).edges}
     core = graph_core(list(vertices.values()), list(edges.values()), directed=True)
     sugiyama = _Given(core, {vertices[n]: ranks[n] - low for n in nodes})
