@@ -59,6 +59,10 @@ SPREAD_S = 180.0
 #: the start-up (the free-memory all-reduce that ends each runner's distributed init, the one that sizes the
 #: target's KV pool, the warm-up passes of a graph capture; the draft's runner starts after the target's graphs).
 _BARRIER = {0: 1, 1: 3, 2: 3, 3: 6, 4: 6, 6: 11, 10: 11, 11: 16, 12: 16, 13: 16, 14: 16}
+#: A model's phases of loading, and the target's first stage after them (its pool).
+_LOADING, _POOL_STAGE = ("init", "load_begin", "load_end"), PHASES["kv"]
+#: Begins the doubt of a start-up begun by a line of its pool.
+_HEADLESS = "it begins with a line of its pool, line"
 #: Ranks of one start-up differ in free memory by up to 10 % (SGLang warns past it) and a rounding.
 _RANKS_DIFFER = (1.1, 1.0)
 #: The first stage after the target's KV pool, and the share of the free memory before the weights a pool
@@ -133,6 +137,8 @@ def _clock(run: Building, event: Event, stage: int) -> str:
 
 def doubt(run: Building, event: Event, slot: int | None) -> str:
     """Why the lines cannot say for sure that *event*, filed in *run*, belongs to it ("" if they can)."""
+    if headless := _headless(run, event, slot):
+        return headless
     if event.kind == "scheduler":
         stage = SCHEDULER_STAGE
     elif event.kind in PHASES and slot is not None:
@@ -148,6 +154,19 @@ def doubt(run: Building, event: Event, slot: int | None) -> str:
             " does not show: the lines cannot say whether they are one start-up"
         )
     return ""
+
+
+def _headless(run: Building, event: Event, slot: int | None) -> str:
+    """A model loading as the draft in a start-up that a line of its pool began (none of its target's loading
+    shown): that line may be the previous start-up's last (a draft's pool), and this load the next one's."""
+    if slot != DRAFT or event.kind not in _LOADING or run.first_stage < _POOL_STAGE:
+        return ""
+    if any(doubted.startswith(_HEADLESS) for doubted in run.doubts):
+        return ""
+    return (
+        f"{_HEADLESS} {run.first.number}, none of its target's loading: the model loading at line"
+        f" {event.line.number} may be its draft or the next start-up's target"
+    )
 
 
 def _gap(run: Building, event: Event, stage: int) -> tuple[float, float, str]:

@@ -83,6 +83,8 @@ class Building:
     version: tuple[str, int] | None = None
     #: The furthest stage any rank logged.
     top_stage: int = -1
+    #: The stage of the line that began the start-up, when a model's line began it (-1 otherwise).
+    first_stage: int = -1
     #: The furthest stage at which a rank logged free memory.
     last_stage: int = -1
     #: Stage -> the least free memory a rank showed at it.
@@ -133,6 +135,8 @@ class Building:
         if event.kind == "kv":
             model.split_kv = event.split_kv
         self.top_stage = max(self.top_stage, stage)
+        if line is self.first:
+            self.first_stage = stage
         for name, value in event.figures.items():
             if name == "left_gb":
                 continue
