@@ -13,15 +13,15 @@ import pytest
 from sgtrace.analyses.explain import explain, truth
 from sgtrace.analyses.reached import Call, Paths, Reach, Verdict, read_paths
 from sgtrace.api import RunOptions, TraceQuery, trace
-from sgtrace.body import read_body
 from sgtrace.discover import discover
 from sgtrace.graph.points import Point
 from sgtrace.graph.reach import REACH, candidates, search
 from sgtrace.graph.slicer import Slicer
 from sgtrace.graph.store import from_data, to_data
+from sgtrace.index.body import read_body
+from sgtrace.index.project import Project
 from sgtrace.model import Cap
 from sgtrace.parse import parse_tree
-from sgtrace.project import Project
 from sgtrace.sources import Target
 
 # -- the guard of a call site -------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
-from sgtrace.project import Module, Project, call_pattern, contains
+from sgtrace.index.project import Module, Project, call_pattern, contains
 from sgtrace.records import CallSite, Expr, Function, Param
 
 if TYPE_CHECKING:

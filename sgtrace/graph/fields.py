@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sgtrace.graph.calls import functions_matching, keyword_values
 from sgtrace.graph.points import Edge, Point, scope_of
-from sgtrace.project import Module, call_pattern, is_test_module
+from sgtrace.index.project import Module, call_pattern, is_test_module
 from sgtrace.records import Field, Function
 
 if TYPE_CHECKING:

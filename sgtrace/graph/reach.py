@@ -38,7 +38,7 @@ from sgtrace.graph.calls import call_sites, functions_matching
 from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import Point, Scope, scope_of
 from sgtrace.graph.slicer import COPIES, Slicer
-from sgtrace.project import Project, call_pattern, is_test_module
+from sgtrace.index.project import Project, call_pattern, is_test_module
 from sgtrace.records import CallSite
 
 #: Graph attribute: ``{"functions": [...], "classes": [...], "constants": {text: literal}}``. A function is

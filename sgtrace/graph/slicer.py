@@ -35,10 +35,10 @@ from functools import partial
 
 import networkx as nx
 
-from sgtrace.exprs import FOR_PREFIX
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
 from sgtrace.graph.types import MAX_NAMED, Types
-from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
+from sgtrace.index.exprs import FOR_PREFIX
+from sgtrace.index.project import Module, Project, contains, is_test_module, write_pattern
 from sgtrace.records import Assignment, Body, CallSite, Expr, Field, Function, Param
 
 #: Writes through receivers other than ``self`` are searched for only when the attribute is
