@@ -45,7 +45,7 @@ def build(
     slicer.run()
     slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     if with_reach:
-        slicer.graph.graph[REACH] = reach(slicer, slicer.graph, attribute)
+        slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
     return slicer
 
 
