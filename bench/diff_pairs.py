@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 from sgtrace.analyses import diff as diff_module  # noqa: E402
 from sgtrace.analyses.likeness import THRESHOLD, parts, shape, similarity  # noqa: E402
 from sgtrace.api import caps  # noqa: E402
-from sgtrace.engine import RunOptions  # noqa: E402
 from sgtrace.fetch import release_dir  # noqa: E402
+from sgtrace.index.findpass import RunOptions  # noqa: E402
 from sgtrace.model import Cap, CapsResult, TraceQuery  # noqa: E402
 from sgtrace.sources import Target  # noqa: E402
 from tests.releases import cache_dir  # noqa: E402

@@ -11,9 +11,9 @@ time spent in a stage nested in it (a module parsed while the slice runs) is the
 Wall and CPU time (this process's thread) are both shown: on a busy machine the wall time of a
 stage grows with the load, its CPU time much less. Worker processes are not seen; the time the
 parent waits for them is a stage of its own (whether there are workers depends on the cores idle
-when the run starts: see sgtrace.engine.spare_cpus). A function handed to the workers is not wrapped
-(it must pickle by name). The imports of the command's modules are timed first,
-apart (they are what a fresh process loads).
+when the run starts: see sgtrace.index.findpass.spare_cpus). A function handed to the workers is not
+wrapped (it must pickle by name). The imports of the command's modules are timed first, apart (they
+are what a fresh process loads).
 """
 
 from __future__ import annotations
@@ -40,17 +40,17 @@ SECOND = "max_running_requests"
 #: (module, object path, stage): the functions that make up each stage, innermost wins.
 STAGES = (
     ("sgtrace.api", "_discover", "discover the tree"),
-    ("sgtrace.engine", "scan_tree", "find: read, prefilter, digest"),
-    ("sgtrace.engine", "_job", "find: scan inline"),
+    ("sgtrace.index.findpass", "scan_tree", "find: read, prefilter, digest"),
+    ("sgtrace.index.findpass", "_job", "find: scan inline"),
     ("concurrent.futures._base", "Future.result", "find/index: wait for workers"),
-    ("sgtrace.identifiers", "IdentifierIndex.__init__", "identifier index"),
-    ("sgtrace.project", "Project._load", "modules: load (cache or parse)"),
+    ("sgtrace.index.identifiers", "IdentifierIndex.__init__", "identifier index"),
+    ("sgtrace.index.project", "Project._load", "modules: load (cache or parse)"),
     ("sgtrace.parse", "parse", "parse: tree-sitter + error check"),
     ("sgtrace.parse", "parse_tree", "parse: tree-sitter again (kept trees dropped)"),
-    ("sgtrace.outline", "outline", "modules: outline"),
-    ("sgtrace.body", "read_body", "bodies and statements"),
-    ("sgtrace.body", "read_statement", "bodies and statements"),
-    ("sgtrace.project", "Project.matching", "byte search of the tree"),
+    ("sgtrace.index.outline", "outline", "modules: outline"),
+    ("sgtrace.index.body", "read_body", "bodies and statements"),
+    ("sgtrace.index.body", "read_statement", "bodies and statements"),
+    ("sgtrace.index.project", "Project.matching", "byte search of the tree"),
     ("sgtrace.graph.slicer", "Slicer.run", "slice (and type questions)"),
     ("sgtrace.graph.build", "calls_within_classes", "slice (and type questions)"),
     ("sgtrace.graph.reach", "reach", "reach (explain's way in)"),
@@ -65,12 +65,12 @@ STAGES = (
 )
 #: Stages of issue 21's modules, when sgtrace has them (named here so both profiles read the same).
 OPTIONAL_STAGES = (
-    ("sgtrace.chunks", "index_tree", "find: read, prefilter, digest"),
-    ("sgtrace.chunks", "Workers.submit", "find/index: chunks read inline, or handed out"),
-    ("sgtrace.identifiers", "IdentifierIndex.get", "byte search of the tree"),
+    ("sgtrace.index.chunks", "index_tree", "find: read, prefilter, digest"),
+    ("sgtrace.index.chunks", "Workers.submit", "find/index: chunks read inline, or handed out"),
+    ("sgtrace.index.identifiers", "IdentifierIndex.get", "byte search of the tree"),
     ("sgtrace.parse", "parse_range", "parse: a function's bytes alone"),
-    ("sgtrace.project", "Project.prefetch", "modules: handed to the workers"),
-    ("sgtrace.project", "Project.save", "cache: write"),
+    ("sgtrace.index.project", "Project.prefetch", "modules: handed to the workers"),
+    ("sgtrace.index.project", "Project.save", "cache: write"),
 )
 
 
@@ -142,9 +142,9 @@ def _patch(clock: Clock, module_name: str, path: str, stage: str) -> bool:
 COMMAND_MODULES = (
     "sgtrace.cli",
     "sgtrace.api",
-    "sgtrace.engine",
-    "sgtrace.project",
-    "sgtrace.scan",
+    "sgtrace.index.findpass",
+    "sgtrace.index.project",
+    "sgtrace.index.scan",
     "sgtrace.graph.build",
     "sgtrace.graph.store",
     "sgtrace.analyses.caps",

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_written, require, unreached
 from sgtrace.discover import Listing, PatternError, RootError, discover
-from sgtrace.engine import RunOptions, TreeScan, scan_tree
 from sgtrace.fetch import FetchError
+from sgtrace.index.findpass import RunOptions, TreeScan, scan_tree
 from sgtrace.model import (
     READ_KINDS,
     BudgetSite,
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from sgtrace.analyses.explain import Explanation
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
-    from sgtrace.chunks import TreeIndex
-    from sgtrace.identifiers import IdentifierIndex
+    from sgtrace.index.chunks import TreeIndex
+    from sgtrace.index.identifiers import IdentifierIndex
 
 __all__ = [
     "FindQuery",
@@ -306,7 +306,7 @@ def _prepare(
     query: TraceQuery, target: Target, options: RunOptions, listing: Listing | None, reach: bool = False
 ) -> _Prepared:
     from sgtrace.cache import key
-    from sgtrace.chunks import index_tree
+    from sgtrace.index.chunks import index_tree
 
     listing = listing or _discover(target, options)
     index = index_tree(listing, query.attribute, options, _load_graph_modules)
@@ -330,8 +330,8 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     from sgtrace.cache import JsonCache
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
-    from sgtrace.project import Project
-    from sgtrace.store import ContentStore
+    from sgtrace.index.project import Project
+    from sgtrace.index.store import ContentStore
 
     query, found, index = prepared.query, prepared.found, prepared.index
     project = Project(

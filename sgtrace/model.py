@@ -102,7 +102,7 @@ class Access:
     """One access to the attribute in one file, independent of where the file lives.
 
     This is what the per-file scan returns and what the cache stores; the
-    engine adds the path and the module to make a :class:`Site`.
+    pass over the tree (:mod:`sgtrace.index.findpass`) adds the path and the module to make a :class:`Site`.
     """
 
     #: 1-based line of the accessed target.

@@ -3,7 +3,7 @@
 An outline says what a module defines (from tree-sitter, for every file the
 analysis touches); a body says how values flow inside one function (from the
 same tree-sitter tree, only for the functions a slice reaches; see
-:mod:`sgtrace.body` for why not libcst).
+:mod:`sgtrace.index.body` for why not libcst).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sgtrace.index.scan import scan_file
 from sgtrace.model import Access
-from sgtrace.scan import scan_file
 from sgtrace.sources import sample_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from sgtrace.analyses.caps import CATEGORIES, budget_sites, check
 from sgtrace.api import caps
 from sgtrace.cli import cli
-from sgtrace.engine import RunOptions
 from sgtrace.graph.points import Point
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import TraceQuery
 from sgtrace.sources import Target, sample_tree
 

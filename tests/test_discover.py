@@ -226,7 +226,7 @@ def test_walk_output_is_deterministic(tmp_path: Path) -> None:
 def test_a_script_imports_from_its_own_folder_first(tmp_path: Path) -> None:
     """``python test/srt/test_pool.py`` puts test/srt first on the import path: ``from utils import x``
     there is test/srt/utils.py, even beside a top-level module of the same name."""
-    from sgtrace.project import Project
+    from sgtrace.index.project import Project
 
     files = {
         "python/pkg/__init__.py": "",

@@ -13,7 +13,7 @@ import networkx as nx
 import pytest
 
 from sgtrace.api import caps, trace
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import CapsResult, TraceQuery
 from sgtrace.sources import Target
 

@@ -14,7 +14,7 @@ from sgtrace import api
 from sgtrace.analyses.release_args import Reserve, default_reserve, mentioning, read_args
 from sgtrace.cli import cli
 from sgtrace.discover import discover
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import TraceQuery
 from sgtrace.sources import Target
 from tests import releases

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from sgtrace.api import find
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import FindQuery
 from sgtrace.sources import Target
 from tests.ast_reference import reference_writes

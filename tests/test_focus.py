@@ -7,8 +7,8 @@ import networkx as nx
 from sgtrace import api
 from sgtrace.analyses.caps import check
 from sgtrace.analyses.focus import FOLDED, MEMBERS, ROLE, focus
-from sgtrace.engine import RunOptions
 from sgtrace.graph.points import Point
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import TraceQuery
 from sgtrace.sources import Target, sample_tree
 from tests.test_caps import _graph

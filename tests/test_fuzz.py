@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, target
 from hypothesis import strategies as st
 
+from sgtrace.index.scan import scan_file
 from sgtrace.model import WRITE_KINDS
-from sgtrace.scan import scan_file
 from tests.ast_reference import _lines, reference_sites
 from tests.examples import EXAMPLES, PROFILES, TALLIES
 from tests.write_programs import ATTRIBUTE, programs

@@ -364,7 +364,7 @@ def test_the_modules_matching_a_pattern_are_those_a_full_search_finds(tmp_path: 
     import re
 
     from sgtrace.discover import discover
-    from sgtrace.project import Project, call_pattern, write_pattern
+    from sgtrace.index.project import Project, call_pattern, write_pattern
 
     sources = {
         "a.py": "foo(1)\nx = get_ready()\n",

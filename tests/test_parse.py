@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from sgtrace.api import find
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
+from sgtrace.index.scan import scan_file
 from sgtrace.model import FindQuery
-from sgtrace.scan import scan_file
 from sgtrace.sources import Target
 
 WRITE = b"self.max_total_num_tokens = 1\n"
@@ -79,16 +79,16 @@ def test_two_thousand_term_operator_chain() -> None:
 def test_unreadable_file_does_not_hide_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "good.py").write_bytes(WRITE)
     (tmp_path / "locked.py").write_bytes(WRITE)
-    import sgtrace.engine
+    import sgtrace.index.findpass
 
-    real_read = sgtrace.engine.read_file
+    real_read = sgtrace.index.findpass.read_file
 
     def guarded_read(path: str) -> tuple[bytes, int, int]:  # tests run as root: a chmod would not lock the file
         if path.endswith("locked.py"):
             raise PermissionError(13, "Permission denied")
         return real_read(path)
 
-    monkeypatch.setattr(sgtrace.engine, "read_file", guarded_read)
+    monkeypatch.setattr(sgtrace.index.findpass, "read_file", guarded_read)
     result = find(FindQuery("max_total_num_tokens"), [Target(str(tmp_path), "t")], RunOptions(jobs=1))
     assert [(w.path, w.line) for w in result.writes] == [("good.py", 1)]
     assert [(e.path, e.message) for e in result.errors] == [("locked.py", "cannot read file: Permission denied")]

@@ -13,15 +13,16 @@ import pytest
 from sgtrace.analyses.explain import explain, truth
 from sgtrace.analyses.reached import Call, Paths, Reach, Verdict, read_paths
 from sgtrace.api import RunOptions, TraceQuery, trace
-from sgtrace.body import read_body
 from sgtrace.discover import discover
+from sgtrace.graph.calls import CallIndex
 from sgtrace.graph.points import Point
 from sgtrace.graph.reach import REACH, candidates, search
-from sgtrace.graph.slicer import Slicer
 from sgtrace.graph.store import from_data, to_data
+from sgtrace.graph.types import Types
+from sgtrace.index.body import read_body
+from sgtrace.index.project import Project
 from sgtrace.model import Cap
 from sgtrace.parse import parse_tree
-from sgtrace.project import Project
 from sgtrace.sources import Target
 
 # -- the guard of a call site -------------------------------------------------
@@ -236,7 +237,7 @@ def test_the_reach_data_survives_the_graph_store(tree: Path) -> None:
 
 def test_a_cycle_ends(tree: Path) -> None:
     project = Project(discover(str(tree)))
-    data = search(Slicer(project), [("pkg/loop.py", "ping"), ("pkg/loop.py", "ring_a")])
+    data = search(CallIndex(project, Types(project)), [("pkg/loop.py", "ping"), ("pkg/loop.py", "ring_a")])
     assert _callers(data, "ping") == [("pong", 11, ()), ("start", 4, ("flag",))]
     assert _callers(data, "pong") == [("ping", 8, ("n > 0",))]
     assert _callers(data, "ring_a") == [("ring_b", 17, ())] and _callers(data, "ring_b") == [("ring_a", 14, ())]

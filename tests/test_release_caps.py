@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sgtrace.api import caps
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import Cap, CapsResult, TraceQuery
 from sgtrace.sources import Target
 from tests import releases

@@ -17,7 +17,7 @@ import pytest
 
 from sgtrace.analyses.diff import CapPair
 from sgtrace.api import caps, diff, find, resolve_targets, trace
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import CapsResult, FindQuery, PathFilter, TraceQuery
 from sgtrace.sources import Target
 from tests import checkout, releases

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from sgtrace.analyses.diff import CapDiff, CapPair
 from sgtrace.api import check, diff, explain
 from sgtrace.cli import cli
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import Cap, TraceQuery
 from sgtrace.sources import Target
 from tests import releases

@@ -12,8 +12,8 @@ import networkx as nx
 import pytest
 
 from sgtrace.api import caps, trace
-from sgtrace.engine import RunOptions
 from sgtrace.graph.points import Point
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import Cap, CapsResult, TraceQuery, TraceResult
 from sgtrace.sources import Target
 from tests import engines

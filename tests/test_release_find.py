@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sgtrace.api import find
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import FindQuery
 from sgtrace.sources import Target
 from tests import releases

@@ -17,7 +17,7 @@ from networkx import descendants
 from sgtrace import api
 from sgtrace.analyses.focus import ROLE
 from sgtrace.cli import cli
-from sgtrace.engine import RunOptions
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import TraceQuery
 from sgtrace.sources import Target
 from tests import releases

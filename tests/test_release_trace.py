@@ -12,8 +12,8 @@ import networkx as nx
 import pytest
 
 from sgtrace.api import trace
-from sgtrace.engine import RunOptions
 from sgtrace.graph.points import Point
+from sgtrace.index.findpass import RunOptions
 from sgtrace.model import TraceQuery, TraceResult
 from sgtrace.sources import Target
 from tests import releases

@@ -153,7 +153,7 @@ def test_other_attribute_names() -> None:
 
 
 def test_a_crlf_file_reports_what_an_lf_file_does() -> None:
-    from sgtrace.scan import scan_file
+    from sgtrace.index.scan import scan_file
 
     lf = b"class A:\n    def f(self):\n        self.max_total_num_tokens = (1 +\n            2)\n"
     crlf = lf.replace(b"\n", b"\r\n")

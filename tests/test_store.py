@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-import sgtrace.chunks
-import sgtrace.project
+import sgtrace.index.chunks
+import sgtrace.index.project
 from sgtrace.api import RunOptions, TraceQuery, caps, find
-from sgtrace.body import read_body
 from sgtrace.cachedir import prune, tidy
-from sgtrace.chunks import index_tree
 from sgtrace.discover import discover
-from sgtrace.identifiers import IdentifierIndex, chunk_words, stored, words_of
+from sgtrace.index.body import read_body
+from sgtrace.index.chunks import index_tree
+from sgtrace.index.identifiers import IdentifierIndex, chunk_words, stored, words_of
+from sgtrace.index.outline import outline
+from sgtrace.index.packing import pack_body, pack_outline, unpack_body, unpack_outline
 from sgtrace.model import FindQuery
-from sgtrace.outline import outline
-from sgtrace.packing import pack_body, pack_outline, unpack_body, unpack_outline
 from sgtrace.parse import parse
 from sgtrace.sources import Target
 from tests.conftest import FIXTURES
@@ -99,13 +99,13 @@ def _copy(tmp_path: Path, name: str) -> Path:
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     parsed: list[str] = []
-    original = sgtrace.project.parse
+    original = sgtrace.index.project.parse
 
     def spy(path: str, data: bytes) -> object:
         parsed.append(path)
         return original(path, data)
 
-    monkeypatch.setattr(sgtrace.project, "parse", spy)
+    monkeypatch.setattr(sgtrace.index.project, "parse", spy)
     return parsed
 
 
@@ -133,7 +133,7 @@ def test_another_attribute_reuses_the_modules_and_the_words(tmp_path: Path, monk
     caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
     fresh = caps(TraceQuery("mem_fraction_static"), "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
     built: list[int] = []
-    monkeypatch.setattr(sgtrace.chunks, "chunk_words", lambda files: built.append(1) or chunk_words(files))
+    monkeypatch.setattr(sgtrace.index.chunks, "chunk_words", lambda files: built.append(1) or chunk_words(files))
     parsed = _count_parses(monkeypatch)
     again = caps(TraceQuery("mem_fraction_static"), "mem_fraction_static", target, options)
     assert again.caps == fresh.caps and built == [] and len(parsed) < len(discover(str(tree)).files)
@@ -229,12 +229,14 @@ def test_a_run_keeps_the_cache_within_its_bound(tmp_path: Path, monkeypatch: pyt
 
 def test_the_workers_give_the_answer_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tree read by chunks on a pool, and modules parsed ahead on it (prefetch), change no answer."""
-    monkeypatch.setattr(sgtrace.chunks, "POOL_FILES", 0)
-    monkeypatch.setattr(sgtrace.chunks, "CUT", 2)  # several chunks even for a small tree
+    monkeypatch.setattr(sgtrace.index.chunks, "POOL_FILES", 0)
+    monkeypatch.setattr(sgtrace.index.chunks, "CUT", 2)  # several chunks even for a small tree
     outlined: list[str] = []
-    original = sgtrace.project.Project._outlined
+    original = sgtrace.index.project.Project._outlined
     monkeypatch.setattr(
-        sgtrace.project.Project, "_outlined", lambda self, name, *a: outlined.append(name) or original(self, name, *a)
+        sgtrace.index.project.Project,
+        "_outlined",
+        lambda self, name, *a: outlined.append(name) or original(self, name, *a),
     )
     tree = Target(str(_copy(tmp_path, "t")), "t")
     for attribute in ("max_total_num_tokens", "mem_fraction_static"):

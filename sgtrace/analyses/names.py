@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sgtrace.identifiers import IdentifierIndex
+from sgtrace.index.identifiers import IdentifierIndex
 from sgtrace.model import FileError, SourceFile
 from sgtrace.parse import read_bytes
 

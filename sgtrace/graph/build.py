@@ -10,8 +10,8 @@ import networkx as nx
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.reach import REACH, reach
 from sgtrace.graph.slicer import Slicer
+from sgtrace.index.project import Project
 from sgtrace.model import Site
-from sgtrace.project import Project
 from sgtrace.records import Body, Expr
 
 #: Node attribute marking the writes and reads of the traced attribute itself.
@@ -45,7 +45,7 @@ def build(
     slicer.run()
     slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     if with_reach:
-        slicer.graph.graph[REACH] = reach(slicer, slicer.graph, attribute)
+        slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
     return slicer
 
 

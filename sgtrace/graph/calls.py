@@ -1,75 +1,93 @@
-"""Where a parameter's value comes from: its default, and the arguments of the calls that reach it."""
+"""Which calls may run a function, and what each passes for a parameter."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
-from sgtrace.project import Module, Project, call_pattern, contains
+from sgtrace.graph.points import Scope, scope_of
+from sgtrace.graph.types import Types
+from sgtrace.index.project import Module, Project, call_pattern, contains
 from sgtrace.records import CallSite, Expr, Function, Param
-
-if TYPE_CHECKING:
-    from sgtrace.graph.slicer import Slicer
 
 #: How many modules mentioning a callee's name are searched for its calls.
 MAX_CALLER_MODULES = 300
 
 
-def feed_parameter(slicer: Slicer, scope: Scope, param: Param, index: int, target: Point) -> None:
-    """Feed a parameter node from its default and from each call's matching argument."""
-    if param.default:
-        point = Point("const", " ".join(param.default.split()), scope.path, scope.function.line)
-        slicer.edge(point, target, Edge("default"))
-    bound = scope.self_name is not None or scope.function.qualname.endswith("__init__")
-    if scope.caller is not None:  # entered from one call on the way back: only its argument counts
-        caller, call, line = scope.caller
-        _feed_argument(slicer, caller, call, line, param, index - (1 if bound else 0), target)
-        return
-    for caller, site in call_sites(slicer, scope):
-        _feed_argument(slicer, caller, site.call, site.line, param, index - (1 if bound else 0), target)
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """What one call passes for a parameter (or a class field, see :mod:`sgtrace.graph.fields`)."""
+
+    #: The function the call is in.
+    caller: Scope
+    #: The call.
+    call: Expr
+    #: Its 1-based line.
+    line: int
+    #: The argument expression (a keyword's value, or the positional one at the parameter's index).
+    value: Expr
 
 
-def _feed_argument(
-    slicer: Slicer, caller: Scope, call: Expr, line: int, param: Param, position: int, target: Point
-) -> None:
-    """Feed *target* from what *call* passes for *param*, its edges marked as entering at that call."""
-    argument = _argument(call, param, position, slicer.project, caller, line)
-    if argument is not None:
-        site = call_site(caller, call, line)
-        slicer.entering(site, target, lambda: slicer.feed(argument, caller, line, target, "param"))
+class CallIndex:
+    """The calls of a tree that may run each function (remembered), and what they pass for a parameter.
 
+    The slicer asks it for the arguments that feed a parameter and adds the edges itself; the reach
+    search asks it for the callers of a function. Both share one memo when built on one index.
+    """
 
-def call_sites(slicer: Slicer, scope: Scope) -> list[tuple[Scope, CallSite]]:
-    """Every call in the tree (tests left out) that may run the function of *scope*; remembered."""
-    memo = (scope.module.source.module, scope.function.qualname)
-    if memo not in slicer.call_sites:
-        short = scope.function.qualname.rsplit(".", 1)[-1]
-        names = [scope.cls.rsplit(".", 1)[-1]] if short == "__init__" and scope.cls else [short]
-        found = []
-        for caller, site in _call_sites(slicer, names):
-            callees = slicer.types.callees(site.call, caller, site.line)
-            if any(m.source.module == memo[0] and f.qualname == memo[1] for m, f in callees):
-                found.append((caller, site))
-        slicer.call_sites[memo] = found
-    return slicer.call_sites[memo]
+    def __init__(self, project: Project, types: Types) -> None:
+        self.project = project
+        self.types = types
+        #: (module, qualname) -> the calls that may run that function.
+        self._sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
 
+    def sites(self, scope: Scope) -> list[tuple[Scope, CallSite]]:
+        """Every call in the tree (tests left out) that may run the function of *scope*; remembered."""
+        memo = (scope.module.source.module, scope.function.qualname)
+        if memo not in self._sites:
+            short = scope.function.qualname.rsplit(".", 1)[-1]
+            names = [scope.cls.rsplit(".", 1)[-1]] if short == "__init__" and scope.cls else [short]
+            found = []
+            for caller, site in self._spelled(names):
+                callees = self.types.callees(site.call, caller, site.line)
+                if any(m.source.module == memo[0] and f.qualname == memo[1] for m, f in callees):
+                    found.append((caller, site))
+            self._sites[memo] = found
+        return self._sites[memo]
 
-def _call_sites(slicer: Slicer, names: list[str]) -> Iterator[tuple[Scope, CallSite]]:
-    """Calls whose callee is spelled with one of *names*, in functions that mention it."""
-    project = slicer.project
-    for name in names:
-        project.prefetch(project.callers_of(name)[:MAX_CALLER_MODULES])
-        for module_name in project.callers_of(name)[:MAX_CALLER_MODULES]:
-            module = project.module(module_name)
-            if module is None:
-                continue
-            for function in functions_matching(module, call_pattern(name)):
-                caller = scope_of(module, function)
-                for site in project.body(module, function).calls:
-                    callee = site.call.base
-                    if callee is not None and callee.text.rsplit(".", 1)[-1] == name:
-                        yield caller, site
+    def arguments(self, scope: Scope, param: Param, index: int) -> Iterator[Argument]:
+        """What the calls that may run *scope*'s function pass for *param* (the *index*-th parameter).
+
+        A scope entered from one call on the way back from a return takes that call's argument only.
+        Yielded one call at a time, in the order of :meth:`sites`, so that a caller reads each before
+        asking for the next.
+        """
+        bound = scope.self_name is not None or scope.function.qualname.endswith("__init__")
+        position = index - (1 if bound else 0)
+        if scope.caller is not None:  # entered from one call on the way back: only its argument counts
+            calls: Iterable[tuple[Scope, Expr, int]] = [scope.caller]
+        else:
+            calls = ((caller, site.call, site.line) for caller, site in self.sites(scope))
+        for caller, call, line in calls:
+            value = _argument(call, param, position, self.project, caller, line)
+            if value is not None:
+                yield Argument(caller, call, line, value)
+
+    def _spelled(self, names: list[str]) -> Iterator[tuple[Scope, CallSite]]:
+        """Calls whose callee is spelled with one of *names*, in functions that mention it."""
+        project = self.project
+        for name in names:
+            project.prefetch(project.callers_of(name)[:MAX_CALLER_MODULES])
+            for module_name in project.callers_of(name)[:MAX_CALLER_MODULES]:
+                module = project.module(module_name)
+                if module is None:
+                    continue
+                for function in functions_matching(module, call_pattern(name)):
+                    caller = scope_of(module, function)
+                    for site in project.body(module, function).calls:
+                        callee = site.call.base
+                        if callee is not None and callee.text.rsplit(".", 1)[-1] == name:
+                            yield caller, site
 
 
 def functions_matching(module: Module, pattern: str) -> Iterator[Function]:

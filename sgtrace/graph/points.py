@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sgtrace.project import Module
+from sgtrace.index.project import Module
 from sgtrace.records import Expr, Function
 
 #: Node kinds that end a backward slice.

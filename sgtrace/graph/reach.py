@@ -9,15 +9,15 @@ under (see :class:`~sgtrace.records.CallSite`: the enclosing ``if``s, and an
 earlier ``if c: return`` in their block) and the function they are in:
 ``self.m()`` within the class family and calls on receivers whose
 class :class:`~sgtrace.graph.types.Types` resolves (the slicer's own
-``call_sites``), and for an ``__init__`` the constructor calls of its class
-and of the subclasses that inherit it, and ``super().__init__()`` in those
-that do not. A call that may run several overrides runs this one only on an
-instance of a class that has it: such a call names those classes, and the
-calls that build them are searched too (a configurator built only in one
-mode). Then the same for the functions those calls are in, breadth first,
-until functions nothing in the tree calls (entry points) or the bounds: a
-function whose callers were not searched is marked so, never taken for an
-entry point.
+:class:`~sgtrace.graph.calls.CallIndex`, its memo shared), and for an
+``__init__`` the constructor calls of its class and of the subclasses that
+inherit it, and ``super().__init__()`` in those that do not. A call that may
+run several overrides runs this one only on an instance of a class that has
+it: such a call names those classes, and the calls that build them are
+searched too (a configurator built only in one mode). Then the same for the
+functions those calls are in, breadth first, until functions nothing in the
+tree calls (entry points) or the bounds: a function whose callers were not
+searched is marked so, never taken for an entry point.
 
 Dotted names in the conditions that denote a literal constant of a class of
 the tree (``DisaggregationMode.DECODE``, an enum member) are resolved in the
@@ -34,11 +34,11 @@ from collections.abc import Iterable, Iterator
 
 import networkx as nx
 
-from sgtrace.graph.calls import call_sites, functions_matching
+from sgtrace.graph.calls import CallIndex, functions_matching
 from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import Point, Scope, scope_of
-from sgtrace.graph.slicer import COPIES, Slicer
-from sgtrace.project import Project, call_pattern, is_test_module
+from sgtrace.graph.slicer import COPIES
+from sgtrace.index.project import Project, call_pattern, is_test_module
 from sgtrace.records import CallSite
 
 #: Graph attribute: ``{"functions": [...], "classes": [...], "constants": {text: literal}}``. A function is
@@ -64,18 +64,20 @@ _Key = tuple[str, str]
 _Row = tuple[str, str, str, int, tuple[str, ...], tuple[str, ...]]
 
 
-def reach(slicer: Slicer, graph: nx.DiGraph, attribute: str) -> dict[str, object]:
+def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, object]:
     """The callers of the functions that may hold a cap, and of theirs, with guards (see the module doc)."""
     guards = [(p.path, tuple(a.get("guard") or ())) for p, a in graph.nodes(data=True) if a.get("guard")]
-    return search(slicer, candidates(graph, attribute), guards)
+    return search(calls, candidates(graph, attribute), guards)
 
 
-def search(slicer: Slicer, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = ()) -> dict[str, object]:
+def search(
+    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = ()
+) -> dict[str, object]:
     """The ``REACH`` data from the functions *start* ((path, qualname)) up; *guards* ((path, conditions))
     are other conditions whose constants are wanted too."""
-    found = _Search(slicer)
+    found = _Search(calls)
     found.run(start)
-    rows = [r for calls in (*found.callers.values(), *found.built.values()) for r in calls]
+    rows = [r for made in (*found.callers.values(), *found.built.values()) for r in made]
     return {
         "functions": [
             {"path": p, "function": f, "owner": found.owners[(p, f)], "searched": (p, f) in found.callers}
@@ -86,7 +88,7 @@ def search(slicer: Slicer, start: list[_Key], guards: Iterable[tuple[str, tuple[
             {"class": c, "searched": c in found.built, "built": _plain(found.built.get(c, []))}
             for c in sorted(found.classes)
         ],
-        "constants": constants(slicer.project, found.modules, [*((r[0], r[4]) for r in rows), *guards]),
+        "constants": constants(calls.project, found.modules, [*((r[0], r[4]) for r in rows), *guards]),
     }
 
 
@@ -128,9 +130,9 @@ def _pool(graph: nx.DiGraph, point: Point, attribute: str) -> bool:
 class _Search:
     """Breadth first up the calls, within the bounds; what was found, by function and by class."""
 
-    def __init__(self, slicer: Slicer) -> None:
-        self.slicer = slicer
-        self.project = slicer.project
+    def __init__(self, calls: CallIndex) -> None:
+        self.calls = calls
+        self.project = calls.project
         self.modules = {source.path: name for name, source in self.project.files.items()}
         #: Every function met -> its class ("" for none); callers only for those searched.
         self.owners: dict[_Key, str] = {}
@@ -171,7 +173,7 @@ class _Search:
         short = scope.function.qualname.rsplit(".", 1)[-1]
         if not self._open(depth, scope.cls.rsplit(".", 1)[-1] if short == "__init__" and scope.cls else short):
             return []
-        rows = sorted({self._row(caller, site, scope) for caller, site in callers(self.slicer, scope)})
+        rows = sorted({self._row(caller, site, scope) for caller, site in callers(self.calls, scope)})
         self.callers[key] = rows
         return rows
 
@@ -180,12 +182,12 @@ class _Search:
         short = cls.rsplit(".", 1)[-1]
         if not self._open(depth, short):
             return []
-        rows = sorted({self._row(caller, site, None) for caller, site in _constructions(self.slicer, cls)})
+        rows = sorted({self._row(caller, site, None) for caller, site in _constructions(self.calls, cls)})
         self.built[cls] = rows
         return rows
 
     def _row(self, caller: Scope, site: CallSite, callee: Scope | None) -> _Row:
-        instances = _instances(self.slicer, caller, site, callee) if callee is not None else ()
+        instances = _instances(self.calls, caller, site, callee) if callee is not None else ()
         return (caller.path, caller.cls or "", caller.function.qualname, site.line, site.guard, instances)
 
     def _scope(self, key: _Key) -> Scope | None:
@@ -196,54 +198,54 @@ class _Search:
         return scope_of(module, function) if function is not None else None
 
 
-def callers(slicer: Slicer, scope: Scope) -> Iterator[tuple[Scope, CallSite]]:
+def callers(calls: CallIndex, scope: Scope) -> Iterator[tuple[Scope, CallSite]]:
     """The calls of the tree (tests left out) that may run the function of *scope*."""
-    yield from call_sites(slicer, scope)
+    yield from calls.sites(scope)
     if scope.cls is None or scope.function.qualname.rsplit(".", 1)[-1] != "__init__":
         return
     wanted = (scope.module.source.module, scope.function.qualname)
-    for subclass in sorted(slicer.project.subclasses(scope.cls)):
-        own = slicer.types.lookup(subclass, "__init__")
+    for subclass in sorted(calls.project.subclasses(scope.cls)):
+        own = calls.types.lookup(subclass, "__init__")
         if own is None:
             continue
         short = subclass.rsplit(".", 1)[-1]
         if (own[0].source.module, own[1].qualname) == wanted:  # inherits this __init__: its constructor runs it
-            candidates = _spelled(slicer.project, short)
+            candidates = _spelled(calls.project, short)
         else:  # its own __init__ may call this one (super().__init__(...), Base.__init__(self, ...))
-            candidates = _calls_in(slicer.project, scope_of(*own))
+            candidates = _calls_in(calls.project, scope_of(*own))
         for caller, site in candidates:
             callee = site.call.base
             if callee is not None and callee.text.rsplit(".", 1)[-1] in ("__init__", short):
-                resolved = slicer.types.callees(site.call, caller, site.line)
+                resolved = calls.types.callees(site.call, caller, site.line)
                 if any((m.source.module, f.qualname) == wanted for m, f in resolved):
                     yield caller, site
 
 
-def _constructions(slicer: Slicer, cls: str) -> Iterator[tuple[Scope, CallSite]]:
+def _constructions(calls: CallIndex, cls: str) -> Iterator[tuple[Scope, CallSite]]:
     """Calls ``Cls(...)`` of the tree that build an instance of exactly *cls*."""
     short = cls.rsplit(".", 1)[-1]
-    for caller, site in _spelled(slicer.project, short):
+    for caller, site in _spelled(calls.project, short):
         callee = site.call.base
         if callee is not None and callee.kind in ("name", "attr") and callee.text.rsplit(".", 1)[-1] == short:
-            if cls in slicer.types.class_refs(callee, caller, site.line):
+            if cls in calls.types.class_refs(callee, caller, site.line):
                 yield caller, site
 
 
-def _instances(slicer: Slicer, caller: Scope, site: CallSite, callee: Scope) -> tuple[str, ...]:
+def _instances(calls: CallIndex, caller: Scope, site: CallSite, callee: Scope) -> tuple[str, ...]:
     """The classes whose instances run *callee* at *site*, when the call may run other overrides too; else ().
 
     Overrides in test modules (mocks) are left out, as their calls are.
     """
     if callee.cls is None or callee.function.qualname.rsplit(".", 1)[-1] == "__init__":
         return ()
-    resolved = slicer.types.callees(site.call, caller, site.line)
+    resolved = calls.types.callees(site.call, caller, site.line)
     if len([m for m, _ in resolved if not is_test_module(m.source.module)]) < 2:
         return ()
     name = callee.function.qualname.rsplit(".", 1)[-1]
     wanted = (callee.module.source.module, callee.function.qualname)
     found = [callee.cls]
-    for subclass in sorted(slicer.project.subclasses(callee.cls)):
-        method = slicer.types.lookup(subclass, name)
+    for subclass in sorted(calls.project.subclasses(callee.cls)):
+        method = calls.types.lookup(subclass, name)
         if method is not None and (method[0].source.module, method[1].qualname) == wanted:
             found.append(subclass)
     return tuple(c for c in found if not is_test_module(c.rsplit(".", 1)[0]))

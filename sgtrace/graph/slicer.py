@@ -35,11 +35,13 @@ from functools import partial
 
 import networkx as nx
 
-from sgtrace.exprs import FOR_PREFIX
+from sgtrace.graph.calls import CallIndex
+from sgtrace.graph.fields import field_values
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
 from sgtrace.graph.types import MAX_NAMED, Types
-from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
-from sgtrace.records import Assignment, Body, CallSite, Expr, Field, Function, Param
+from sgtrace.index.exprs import FOR_PREFIX
+from sgtrace.index.project import Module, Project, contains, is_test_module, write_pattern
+from sgtrace.records import Assignment, Body, Expr, Field, Function, Param
 
 #: Writes through receivers other than ``self`` are searched for only when the attribute is
 #: written in at most this many modules.
@@ -83,8 +85,8 @@ class Slicer:
         #: (call site, parameter point) while a call's argument feeds that parameter (see :meth:`entering`).
         self._entering: tuple[str, Point] | None = None
         self.truncated = False
-        #: (module, qualname) -> the calls that may run that function (see :mod:`calls`).
-        self.call_sites: dict[tuple[str, str], list[tuple[Scope, CallSite]]] = {}
+        #: The calls that may run each function, and what they pass (see :mod:`~sgtrace.graph.calls`).
+        self.calls = CallIndex(project, self.types)
         self._foreign: dict[str, list[tuple[Scope, Assignment]]] = {}
         #: Whether the callees being linked were guessed by method name (see :meth:`guesses`).
         self._guessing = False
@@ -607,18 +609,25 @@ class Slicer:
         return self.node(point, owner=klass)
 
     def field_sources(self, module: Module, klass: str, field: Field) -> None:
-        """A field is fed by its default and by constructor / replace() arguments (see :mod:`fields`)."""
-        from sgtrace.graph.fields import feed_field
-
-        feed_field(self, module, klass, field)
+        """A field is fed by its default and by constructor / replace() arguments (see :mod:`~sgtrace.graph.fields`)."""
+        target = self.field_point(module, klass, field.name, field.line)
+        if field.value:
+            value = " ".join(field.value.split())
+            self.edge(Point("const", value, module.source.path, field.line), target, Edge("default"))
+        for argument in field_values(self.project, self.types, klass, field):
+            self.feed(argument.value, argument.caller, argument.line, target, "field")
 
     # -- parameters ----------------------------------------------------------------
 
     def callers(self, scope: Scope, param: Param, index: int, target: Point) -> None:
-        """Feed a parameter from its default and from the arguments of every call that reaches it."""
-        from sgtrace.graph.calls import feed_parameter
-
-        feed_parameter(self, scope, param, index, target)
+        """Feed a parameter from its default and from the arguments of every call that reaches it, each
+        edge marked as entering at its call (see :meth:`entering`)."""
+        if param.default:
+            point = Point("const", " ".join(param.default.split()), scope.path, scope.function.line)
+            self.edge(point, target, Edge("default"))
+        for argument in self.calls.arguments(scope, param, index):
+            feed = partial(self.feed, argument.value, argument.caller, argument.line, target, "param")
+            self.entering(call_site(argument.caller, argument.call, argument.line), target, feed)
 
 
 #: Edge attributes: the call sites at which an edge enters a callee (argument -> parameter) or leaves

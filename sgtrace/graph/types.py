@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from sgtrace.graph.points import Scope, scope_of
-from sgtrace.project import Module, Project, contains, is_test_module, write_pattern
+from sgtrace.index.project import Module, Project, contains, is_test_module, write_pattern
 from sgtrace.records import Assignment, Expr, Function
 
 _WRAPPERS = re.compile(r"^(?:typing\.)?(?:Optional|Union|Type|type|ClassVar|Final|Annotated)\[(.*)\]$")

@@ -1,14 +1,14 @@
 """Find's pass over a whole tree on the worker processes, with the tree's words (for the commands that build a graph).
 
 A graph needs, besides find's answer, a digest of the whole tree (its cache key), each file's content
-digest (the content store's key) and the tree's identifier index (:mod:`sgtrace.identifiers`). All
+digest (the content store's key) and the tree's identifier index (:mod:`sgtrace.index.identifiers`). All
 three need every file read, and the words cost five times the reading: so the tree is cut into chunks
 and each chunk goes to a worker, which reads its files, digests them, scans those that name the
 attribute (or takes the scan from the content store) and collects the chunk's words (or finds them in
 the store). The parent meanwhile does what it can without them (*meanwhile*: loading the graph's
 modules).
 
-A file the tree's manifest knows unchanged is not read (as :func:`sgtrace.engine.scan_tree` does):
+A file the tree's manifest knows unchanged is not read (as :func:`sgtrace.index.findpass.scan_tree` does):
 a chunk of such files is not handed out at all, its words are read from the store when first asked.
 Chunks are cut where a module's name hashes to a multiple of :data:`CUT` (content-defined, as rsync
 and restic cut files): adding a file changes only its own chunk's key.
@@ -26,11 +26,11 @@ from typing import Any
 
 from sgtrace.cache import Manifest, TreeDigest, encode_scan
 from sgtrace.discover import Listing
-from sgtrace.engine import RunOptions, TreeScan, _pool, _stat, _tree_name, scan_one, spare_cpus
-from sgtrace.identifiers import IdentifierIndex, Source, chunk_words, stored, words_of
+from sgtrace.index.findpass import RunOptions, TreeScan, _pool, _stat, _tree_name, scan_one, spare_cpus
+from sgtrace.index.identifiers import IdentifierIndex, Source, chunk_words, stored, words_of
+from sgtrace.index.store import ContentStore, content_digest, scan_key
 from sgtrace.model import FileError, FileScan, SourceFile
 from sgtrace.parse import read_bytes, read_file
-from sgtrace.store import ContentStore, content_digest, scan_key
 
 #: A chunk ends after a module whose name's CRC-32 is a multiple of this (about this many files a chunk:
 #: small enough for two workers to finish together).
@@ -107,7 +107,8 @@ class _Read:
     files: tuple[tuple[int, int, bytes] | str, ...]
     #: Position -> (scan, whether it was parsed now) for the files that name the attribute.
     scans: dict[int, tuple[FileScan, bool]]
-    #: The chunk's words (:func:`sgtrace.identifiers.chunk_words`), when the job was whole and the store lacked them.
+    #: The chunk's words (:func:`~sgtrace.index.identifiers.chunk_words`), when the job was whole and the store
+    #: lacked them.
     words: dict[str, Any] | None
 
 

@@ -5,7 +5,7 @@ otherwise run a regex over every file once per name. Each file's words are colle
 ``translate`` and ``split``: about four times faster than a regex ``findall``), a chunk of files at a
 time: a chunk's words list each word once, with the positions (in the chunk) of the files that
 contain it. Chunks are built on the worker processes while find's pass reads the tree
-(:mod:`sgtrace.chunks`) and kept in the content store by the names and contents of their files, so
+(:mod:`sgtrace.index.chunks`) and kept in the content store by the names and contents of their files, so
 a later run on the same files (another attribute, the same package checked out elsewhere) reads them
 instead. A name's modules are the union of its chunks' positions, looked up once per name.
 

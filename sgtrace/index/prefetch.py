@@ -2,7 +2,7 @@
 
 When a question names a batch of modules at once (the callers of a function, the writers of an
 attribute, the subclasses of a class), the project hands the ones it has not loaded to the workers
-(:meth:`sgtrace.project.Project.prefetch`): each parses its file and sends back the outline, while the
+(:meth:`sgtrace.index.project.Project.prefetch`): each parses its file and sends back the outline, while the
 parent goes on with the first. The parent keeps no tree of such a module: a body is read later from a
 parse of the function's own bytes (:func:`sgtrace.parse.parse_range`).
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sgtrace.exprs import NestingError
+from sgtrace.index.exprs import NestingError
+from sgtrace.index.outline import outline
 from sgtrace.model import FileError
-from sgtrace.outline import outline
 from sgtrace.parse import parse, read_bytes
 from sgtrace.records import Outline
 

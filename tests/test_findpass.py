@@ -1,4 +1,4 @@
-"""The engine's pass over a tree: an unchanged file is not read again, a changed one always is."""
+"""find's pass over a tree: an unchanged file is not read again, a changed one always is."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import sgtrace.chunks
-import sgtrace.engine
-from sgtrace.chunks import index_tree
+import sgtrace.index.chunks
+import sgtrace.index.findpass
 from sgtrace.discover import discover
-from sgtrace.engine import RunOptions, scan_tree
+from sgtrace.index.chunks import index_tree
+from sgtrace.index.findpass import RunOptions, scan_tree
 from sgtrace.parse import read_file
 
 OLD_NS = 1_600_000_000 * 10**9  # long before any manifest is written: trusted
@@ -32,8 +32,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         read.append(path)
         return read_file(path)
 
-    monkeypatch.setattr(sgtrace.engine, "read_file", spy)
-    monkeypatch.setattr(sgtrace.chunks, "read_file", spy)
+    monkeypatch.setattr(sgtrace.index.findpass, "read_file", spy)
+    monkeypatch.setattr(sgtrace.index.chunks, "read_file", spy)
     return read
 
 

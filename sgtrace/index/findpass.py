@@ -1,4 +1,4 @@
-"""Run the per-file scan over a tree: byte prefilter, manifest, process pool.
+"""find's pass over a tree: the per-file scan run with a byte prefilter, the manifest and a process pool.
 
 Reading a file costs microseconds and parsing it milliseconds, so a file is
 parsed only when its bytes contain the name, and only when the tree's manifest
@@ -16,9 +16,9 @@ from typing import Any
 
 from sgtrace.cache import Manifest, encode_scan
 from sgtrace.discover import Listing
+from sgtrace.index.store import ContentStore, content_digest, scan_key
 from sgtrace.model import FileError, FileScan, Limits, PathFilter, SourceFile
 from sgtrace.parse import read_file
-from sgtrace.store import ContentStore, content_digest, scan_key
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
 _POOL_THRESHOLD = 512 * 1024
@@ -54,7 +54,8 @@ class TreeScan:
     errors: tuple[FileError, ...]
     #: Counts: files seen, files containing the name, files parsed.
     stats: dict[str, int]
-    #: A digest of the whole tree (every module's name and content), when the pass took one (:mod:`sgtrace.chunks`).
+    #: A digest of the whole tree (every module's name and content), when the pass took one
+    #: (:mod:`sgtrace.index.chunks`).
     digest: bytes = b""
 
 
@@ -63,7 +64,7 @@ def scan_tree(listing: Listing, attribute: str, options: RunOptions) -> TreeScan
 
     A file unchanged since an earlier run (see :class:`~sgtrace.cache.Manifest`) is not read again; a
     file whose bytes were scanned before, in this tree or another, is not parsed again (the content
-    store, :mod:`sgtrace.store`).
+    store, :mod:`sgtrace.index.store`).
     """
     manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
     store = ContentStore(options.cache_dir)
@@ -146,7 +147,7 @@ def _read(source: SourceFile, errors: list[FileError]) -> tuple[bytes, int, int]
 
 def scan_one(path: str, data: bytes, attribute: str) -> FileScan:
     """find's scan of one file (a file too deep for the interpreter's stack is an error, not a crash)."""
-    from sgtrace.scan import scan_file  # imported on first parse: a warm run needs no parser
+    from sgtrace.index.scan import scan_file  # imported on first parse: a warm run needs no parser
 
     try:
         return scan_file(path, data, attribute)
@@ -218,8 +219,8 @@ def _pool(workers: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from sgtrace.index.scan import scan_file  # noqa: F401  (loaded once here: the forked workers inherit it)
     from sgtrace.parse import parse_tree
-    from sgtrace.scan import scan_file  # noqa: F401  (loaded once here: the forked workers inherit it)
 
     parse_tree(b"")  # and the parser, instead of each worker loading its own
 

@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sgtrace.body import read_body, read_statement
-from sgtrace.chunks import Workers
 from sgtrace.discover import Listing
-from sgtrace.exprs import DEPTH, NestingError
-from sgtrace.identifiers import IdentifierIndex
+from sgtrace.index.body import read_body, read_statement
+from sgtrace.index.chunks import Workers
+from sgtrace.index.exprs import DEPTH, NestingError
+from sgtrace.index.identifiers import IdentifierIndex
+from sgtrace.index.outline import outline
+from sgtrace.index.packing import pack_body, unpack_body
+from sgtrace.index.prefetch import Outlined, outline_file
+from sgtrace.index.store import ContentStore, ModuleEntry, content_digest, error_of
 from sgtrace.model import FileError, SourceFile
-from sgtrace.outline import outline
-from sgtrace.packing import pack_body, unpack_body
 from sgtrace.parse import parse, parse_range, parse_tree, read_bytes, source
-from sgtrace.prefetch import Outlined, outline_file
 from sgtrace.records import Assignment, Body, ClassDef, Expr, Function, Outline
-from sgtrace.store import ContentStore, ModuleEntry, content_digest, error_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ about). What is kept, each a JSON document of the cache's ``store`` part (see
 ignored with a warning and rebuilt):
 
 - a module: its outline, its syntax error, and the bodies of the functions a slice has read
-  (:mod:`sgtrace.packing`), by the file's content and the nesting bound;
+  (:mod:`sgtrace.index.packing`), by the file's content and the nesting bound;
 - find's scan of one attribute, by the file's content and the attribute;
-- the words of a chunk of files (:mod:`sgtrace.identifiers`), by the names and contents of its files.
+- the words of a chunk of files (:mod:`sgtrace.index.identifiers`), by the names and contents of its files.
 
 The digest of a file's content is :func:`content_digest` (what the tree digest is made of, so a run
 that read the tree has it for every file). Entries are keyed with sgtrace's version and the cache
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from sgtrace.cache import JsonCache, encode_scan, key, scan_from
+from sgtrace.index.packing import pack_outline, unpack_outline
 from sgtrace.model import FileError, FileScan
-from sgtrace.packing import pack_outline, unpack_outline
 from sgtrace.records import Outline
 
 #: The cache part the store's documents live in.
@@ -46,7 +46,7 @@ class ModuleEntry:
     outline: Outline
     #: Its syntax error's (line, message), or None.
     error: tuple[int, str] | None
-    #: ``"start:end"`` of a function's byte range -> its body, packed (:func:`sgtrace.packing.pack_body`).
+    #: ``"start:end"`` of a function's byte range -> its body, packed (:func:`sgtrace.index.packing.pack_body`).
     bodies: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,7 +1,7 @@
 """Stage 3 (index): what a module defines and imports, from its tree-sitter tree.
 
 Only the module level, class bodies and the statements that wrap definitions
-(``if``/``try``) are walked; function bodies are left to :mod:`sgtrace.body`
+(``if``/``try``) are walked; function bodies are left to :mod:`sgtrace.index.body`
 and read only when a slice reaches them.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sgtrace.exprs import DEPTH, NestingError
+from sgtrace.index.exprs import DEPTH, NestingError
 from sgtrace.records import ClassDef, Field, Function, Import, Outline, Param
 
 _WRAPPERS = frozenset(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sgtrace.ancestry import Ancestry, Paths
+from sgtrace.index.ancestry import Ancestry, Paths
 from sgtrace.model import Access, FileError, FileScan
 from sgtrace.parse import Parsed, parse
 
@@ -47,7 +47,7 @@ def _errors(parsed: Parsed) -> tuple[FileError, ...]:
     return (parsed.error,) if parsed.error else ()
 
 
-#: A node's parent (see :class:`~sgtrace.ancestry.Paths`: tree-sitter's own ``Node.parent`` is slow when deep).
+#: A node's parent (see :class:`~sgtrace.index.ancestry.Paths`: tree-sitter's own ``Node.parent`` is slow when deep).
 Up = Callable[[Any], Any]
 
 

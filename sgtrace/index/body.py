@@ -3,7 +3,7 @@
 Only the functions a slice reaches are read. Statements are walked with an
 explicit guard (the enclosing conditions, ``not (...)`` in else branches; a
 call's guard also negates the earlier ``if``s of its blocks that always leave);
-expressions go to :func:`sgtrace.exprs.expr`. Nested functions and classes
+expressions go to :func:`sgtrace.index.exprs.expr`. Nested functions and classes
 are left out: they are functions of their own.
 
 Measured on SGLang 0.5.23's ``pool_configurator.py`` (58 functions, 71 KB):
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sgtrace.exprs import DEPTH, NestingError, expr, text
+from sgtrace.index.exprs import DEPTH, NestingError, expr, text
+from sgtrace.index.scan import CODE_CHARS, shorten
 from sgtrace.records import Assignment, Body, CallSite, Expr, Return, Target
-from sgtrace.scan import CODE_CHARS, shorten
 
 _AUGMENTED = {"+=": "add", "-=": "sub", "*=": "mul", "/=": "div", "//=": "floordiv", "%=": "mod", "**=": "pow"}
 _NESTED = frozenset({"function_definition", "class_definition", "decorated_definition", "lambda"})
@@ -321,7 +321,7 @@ def _target(leaf: Any, path: tuple[int, ...], depth: int) -> Target:
 
 
 def _code(statement: Any) -> str:
-    """The statement on one line, cut at CODE_CHARS characters (see :data:`sgtrace.scan.CODE_CHARS`)."""
+    """The statement on one line, cut at CODE_CHARS characters (see :data:`sgtrace.index.scan.CODE_CHARS`)."""
     size = statement.end_byte - statement.start_byte
     raw: bytes = statement.text if size <= 8 * CODE_CHARS else statement.text[: 8 * CODE_CHARS]
     return shorten(" ".join(raw.decode("utf-8", "replace").split()), size)
