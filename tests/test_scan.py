@@ -160,3 +160,32 @@ def test_a_crlf_file_reports_what_an_lf_file_does() -> None:
     assert scan_file("m.py", crlf, "max_total_num_tokens") == scan_file("m.py", lf, "max_total_num_tokens")
     [access] = scan_file("m.py", crlf, "max_total_num_tokens").accesses
     assert access.code == "self.max_total_num_tokens = (1 +\n    2)"
+
+
+#: The attribute's name inside strings whose content has children (escapes, interpolations) before it.
+_IN_STRINGS = [
+    's = "a\\n x"\n',
+    "s = 'a\\t\\n x'\n",
+    's = b"\\x00 x"\n',
+    's = f"{y}\\n x {z}"\n',
+    's = """\\n\n x\n"""\n',
+    's = r"\\d x"\n',
+    'self.x = "\\n x"\n',
+]
+
+
+def test_the_name_inside_a_string_after_an_escape_is_no_crash() -> None:
+    """tree-sitter's ``first_child_for_byte`` killed the process (SIGSEGV) on such a string's content in
+    py-tree-sitter 0.26: ``find x`` on ``s = "a\\n x"`` died. Run apart, so a crash fails this test only."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\nfrom tests.conftest import writes\n"
+        "for source in sys.argv[1:]:\n    print(len(writes(source, 'x')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, *_IN_STRINGS], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["0"] * 6 + ["1"]
