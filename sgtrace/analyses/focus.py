@@ -141,8 +141,17 @@ def _folded_edges(
     graph: nx.DiGraph, source: Point, members: dict[Point, tuple[Point, dict[str, Any]]]
 ) -> dict[Point, dict[str, Any]]:
     """The shown nodes *source* reaches without passing another, with the last step's op and the steps folded."""
-    hidden = nx.subgraph_view(graph, filter_node=lambda n: n == source or n not in members)
-    distance = nx.single_source_shortest_path_length(hidden, source)
+    distance = {source: 0}
+    frontier, step = [source], 0
+    while frontier:  # breadth first through the nodes not shown (a filtered view cost 0.2 s on 0.5.23)
+        step += 1
+        reached = []
+        for node in frontier:
+            for successor in graph.successors(node):
+                if successor not in distance and successor not in members:
+                    distance[successor] = step
+                    reached.append(successor)
+        frontier = reached
     found: dict[Point, dict[str, Any]] = {}
     for node in sorted(distance, key=lambda n: (distance[n], n)):
         for _, target, data in graph.out_edges(node, data=True):
