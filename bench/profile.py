@@ -1,9 +1,10 @@
-"""Where the time of a cold ``caps`` and a cold ``diff`` goes, by stage.
+"""Where the time of a cold ``caps``, ``diff`` or ``report`` goes, by stage.
 
     python bench/profile.py                        # caps and diff on the newest release(s), cold
     python bench/profile.py --command caps --runs 3
     python bench/profile.py --warm                 # the same, in a cache filled by a first run
     python bench/profile.py --command second       # caps of another attribute after a caps of the first
+    python bench/profile.py --command report       # the page, cold (written into a temporary folder)
 
 Runs the command in this process (as ``python -m sgtrace`` would, output thrown away), with a fresh
 cache folder, after wrapping the functions that make up each stage. A stage's time is its own: the
@@ -56,6 +57,9 @@ STAGES = (
     ("sgtrace.graph.reach", "reach", "reach (explain's way in)"),
     ("sgtrace.analyses.caps", "check", "caps analysis"),
     ("sgtrace.analyses.diff", "compare", "diff: pairing"),
+    ("sgtrace.analyses.focus", "focus", "report: the focused view"),
+    ("sgtrace.report.layout", "layout", "report: layout (grandalf)"),
+    ("sgtrace.report.html", "render", "report: the page (templates, SVG)"),
     ("sgtrace.graph.store", "to_data", "graph to/from JSON"),
     ("sgtrace.graph.store", "from_data", "graph to/from JSON"),
     ("sgtrace.cache", "JsonCache.get", "cache: read"),
@@ -253,7 +257,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--release", default=NEWEST, help="the release of caps, and diff's new one")
     parser.add_argument("--old", default=MIDDLE, help="diff's old release")
-    parser.add_argument("--command", choices=("caps", "diff", "second"), action="append")
+    parser.add_argument("--command", choices=("caps", "diff", "second", "report"), action="append")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warm", action="store_true", help="time a run in a cache filled by a first run")
     parser.add_argument("--jobs", help="-j for the command (default: as many workers as cores idle)")
@@ -261,10 +265,15 @@ def main() -> None:
     imports = _imports()
     new = str(release_dir(f"sglang=={options.release}", cache_dir()))
     old = str(release_dir(f"sglang=={options.old}", cache_dir()))
-    commands = {"caps": ["caps", new], "diff": ["diff", old, new], "second": ["caps", new, "--attr", SECOND]}
+    scratch = Path(tempfile.mkdtemp(prefix="sgtrace-profile-"))
+    commands = {
+        "caps": ["caps", new],
+        "diff": ["diff", old, new],
+        "second": ["caps", new, "--attr", SECOND],
+        "report": ["report", new, "-o", str(scratch / "report.html")],
+    }
     if options.jobs:
         commands = {name: [*arguments, "-j", options.jobs] for name, arguments in commands.items()}
-    scratch = Path(tempfile.mkdtemp(prefix="sgtrace-profile-"))
     state = "warm" if options.warm else "cold"
     try:
         for name in options.command or ("caps", "diff"):
