@@ -91,6 +91,22 @@ def test_no_text_makes_the_scan_raise(text: str, attribute: str) -> None:
     scan_file("random.py", text.encode("utf-8", "surrogatepass"), attribute)
 
 
+#: Pieces of a string literal's content: the name, escapes, interpolations, quotes.
+_STRING_PIECES = ["x", " ", "a", "\\n", "\\t", "\\x00", "\\\\", "\\'", "{y}", "{{", "}}", "\\u00e9", "\\N{DASH}", "\n"]
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["", "b", "r", "f", "rb", "fr", "u"]),
+    st.sampled_from(['"', "'", '"""', "'''"]),
+    st.lists(st.sampled_from(_STRING_PIECES), max_size=12),
+)
+def test_the_name_anywhere_in_a_string_is_no_crash(prefix: str, quote: str, pieces: list[str]) -> None:
+    """py-tree-sitter 0.26 crashed the process on ``s = "a\\n x"`` asked for ``x``; any string, any prefix."""
+    source = f"s = {prefix}{quote}{''.join(pieces)}{quote}\nself.x = 1\n"
+    scan_file("strings.py", source.encode("utf-8"), "x")
+
+
 @st.composite
 def deep_expressions(draw: st.DrawFn) -> str:
     """One write whose value nests a random shape to a random depth (CPython accepts some, not others)."""
