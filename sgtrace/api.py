@@ -325,8 +325,10 @@ def _load_graph_modules() -> None:
     import sgtrace.graph.store  # noqa: F401
 
 
-def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
-    """The graph from the cache, or built and cached."""
+def _traced(
+    prepared: _Prepared, options: RunOptions, sliced: Callable[[nx.DiGraph], None] | None = None
+) -> TraceResult:
+    """The graph from the cache, or built and cached; *sliced* sees its nodes and edges as soon as they are final."""
     from sgtrace.cache import JsonCache
     from sgtrace.graph.build import build
     from sgtrace.graph.store import from_data, to_data
@@ -349,7 +351,7 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
     if graph is None:
         slicer = build(
             project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers,
-            with_reach=prepared.reach, strict=query.strict_types,
+            with_reach=prepared.reach, strict=query.strict_types, sliced=sliced,
         )  # fmt: skip
         graph = slicer.graph
         project.save()
@@ -361,6 +363,8 @@ def _traced(prepared: _Prepared, options: RunOptions) -> TraceResult:
         # the graph as the cache gives it back (nodes and edges sorted): a cold run answers as a warm one,
         # whatever order the slice met them in (the report's layout followed that order)
         graph = from_data(data)
+    elif sliced is not None:
+        sliced(graph)
     errors = sorted({*found.errors, *_graph_errors(graph)}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))
@@ -729,13 +733,18 @@ def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -
 
 
 def _sliced(
-    query: TraceQuery, budget: str, target: Target, options: RunOptions, reach: bool = False
+    query: TraceQuery,
+    budget: str,
+    target: Target,
+    options: RunOptions,
+    reach: bool = False,
+    sliced: Callable[[nx.DiGraph], None] | None = None,
 ) -> tuple[TraceResult, CapsResult]:
     """The slice and the caps, with the names checked as :func:`caps` checks them."""
     prepared = _prepare(query, target, options, None, reach)
     with _finishing(options, prepared):
         _written(query, [prepared])
-        traced = _traced(prepared, options)
+        traced = _traced(prepared, options, sliced)
     found = _caps(traced, budget)
     _say(options, _reached(budget, query.attribute, [found], [prepared]))
     return traced, found
@@ -776,14 +785,17 @@ def report(
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
+    sliced: Callable[[nx.DiGraph], None] | None = None,
 ) -> ReportResult:
     """Everything the report shows: the slice and its focus, the caps, ``explain`` with a log or settings, ``diff``.
 
     ``explain`` reads the slice from the cache that ``trace`` filled (with ``--no-cache`` it is built twice).
+    *sliced* is called with the whole slice as soon as its nodes and edges are final (the page may start
+    laying it out while the way in, the caps and the rest are worked out).
     """
     from sgtrace.analyses.focus import focus as view
 
-    traced, found = _sliced(query, budget, target, options, reach=True)
+    traced, found = _sliced(query, budget, target, options, reach=True, sliced=sliced)
     explained = None
     server: dict[str, Any] = {"server_info": server_info, "command": command, "max_log_bytes": max_log_bytes}
     if log is not None or settings or server_info is not None or command is not None:

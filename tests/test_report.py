@@ -185,3 +185,30 @@ def test_links_go_upstream_for_a_known_release_else_to_local_files(tmp_path: Pat
     assert "local files" in local.note
     other = links_for(Target(str(tmp_path), "vllm==0.6.6"))
     assert other.url("x.py", 1).startswith("file:")
+
+
+def test_the_whole_slice_laid_out_in_another_process_gives_the_same_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a core idle, the whole slice is laid out in a process of its own while the rest is worked out."""
+    import sgtrace.index.findpass as findpass
+    from sgtrace.report import html
+
+    handed: list[bool] = []
+    start = html.WholeAhead.start
+
+    def noted(self: html.WholeAhead, graph: object) -> None:
+        start(self, graph)
+        handed.append(self._future is not None)
+
+    monkeypatch.setattr(html.WholeAhead, "start", noted)
+    pages = []
+    for spare in (2, 1):
+        monkeypatch.setattr(findpass, "spare_cpus", lambda spare=spare: spare)
+        folder = tmp_path / str(spare)
+        folder.mkdir()
+        code, page, _ = report(folder, "--log", str(JOURNAL), "--cache-dir", str(folder / "cache"))
+        assert code == 0
+        pages.append(page)
+    assert handed == [True, False]
+    assert pages[0] == pages[1]

@@ -83,17 +83,23 @@ def report(
     from sgtrace.report import html
 
     values = _settings(settings, budget)
+    ahead = html.WholeAhead()
 
     def run() -> Any:
         log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None
         tree, options = _one_tree(target, flags)
         old = api.resolve_targets([against], options.cache_dir, _warn, None, options.limits)[0] if against else None
         query = _query(attribute, max_nodes, strict_types)
-        return api.report(query, budget, tree, options, log, values, Want(run_index), old, **server.keywords())
+        return api.report(
+            query, budget, tree, options, log, values, Want(run_index), old, **server.keywords(), sliced=ahead.start
+        )
 
-    result = _guarded(flags.debug, run)
-    _echo_errors(result.caps.errors, result.caps.shadowed)
-    page = _guarded(flags.debug, lambda: html.render(result))
+    try:
+        result = _guarded(flags.debug, run)
+        _echo_errors(result.caps.errors, result.caps.shadowed)
+        page = _guarded(flags.debug, lambda: html.render(result, ahead))
+    finally:
+        ahead.close()
     if output == "-":
         emit(page)
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 import networkx as nx
@@ -27,12 +27,14 @@ def build(
     knob_receivers: tuple[str, ...] = ("server_args",),
     with_reach: bool = False,
     strict: bool = False,
+    sliced: Callable[[nx.DiGraph], None] | None = None,
 ) -> Slicer:
     """The slicer, run: backward from every write of *attribute*, forward to its reads.
 
     *with_reach* adds the calls that run the cap functions and their conditions (``REACH``, for
     ``explain``; about a sixth of a cold run on the newest SGLang, so only when asked). *strict* turns
-    off the guess by method name for receivers of unknown type.
+    off the guess by method name for receivers of unknown type. *sliced* is called with the graph once its
+    nodes and edges are final (before the calls between methods and the way in are added to it).
     """
     slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict)
     modules = {source.path: name for name, source in project.files.items()}
@@ -43,6 +45,8 @@ def build(
         for point in _seed_read(slicer, project, modules, attribute, site):
             slicer.graph.nodes[point][SEED] = "read"
     slicer.run()
+    if sliced is not None:
+        sliced(slicer.graph)
     slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     if with_reach:
         slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)

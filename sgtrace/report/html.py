@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import networkx as nx
 
 from sgtrace import __version__
 from sgtrace.analyses.categories import CATEGORIES
@@ -48,8 +49,8 @@ class Links:
     note: str
 
 
-def render(result: ReportResult) -> str:
-    """The page."""
+def render(result: ReportResult, ahead: WholeAhead | None = None) -> str:
+    """The page; *ahead* may hold the whole slice laid out already (see :class:`WholeAhead`)."""
     links = links_for(result.target)
     template = _environment().get_template("report.html.j2")
     script = _asset("report.js")
@@ -66,7 +67,7 @@ def render(result: ReportResult) -> str:
         categories=CATEGORIES,
         box=(layout.NODE_WIDTH, layout.NODE_HEIGHT),
         focus=_focus(result, links),
-        whole=_whole(result, links),
+        whole=_Whole(result, links, ahead),
         upgrade=upgrade(result.against, result.old.display if result.old else "", result.target.display, links.url)
         if result.against is not None
         else None,
@@ -179,10 +180,101 @@ def _focus(result: ReportResult, links: Links) -> dict[str, Any]:
             "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}  # fmt: skip
 
 
-def _whole(result: ReportResult, links: Links) -> dict[str, Any]:
+def whole_drawing(graph: Any) -> layout.Drawing:
+    """The whole slice laid out (by generations), for the control that expands to it."""
+    return layout.layout(graph, _slice_order, passes=1.5)
+
+
+def _slice_order(node: Point) -> tuple[Any, ...]:
+    return (node.path, node.line, node.label, node.kind)
+
+
+class WholeAhead:
+    """The whole slice laid out in another process while the rest of the report is worked out.
+
+    Its layout is the page's largest single step (0.35 s of a cold report of SGLang 0.5.23); handed to a
+    process of its own as soon as the slice exists, it runs beside the caps, the way in, ``explain``,
+    ``diff`` and the page's other parts. Only when a core is idle at that moment
+    (:func:`~sgtrace.index.findpass.spare_cpus`); otherwise, or if the process fails, it is laid out here,
+    the same drawing either way.
+    """
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._future: Any = None
+
+    def start(self, graph: Any) -> None:
+        """Lay *graph* out in another process, if a core is idle now."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from sgtrace.index.findpass import spare_cpus
+
+        if self._pool is not None or spare_cpus() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        # the nodes and edges alone, in the order the cache gives the graph back (sorted): the drawing is the
+        # one the finished graph would get (the layout reads no attribute)
+        skeleton = nx.DiGraph()
+        skeleton.add_nodes_from(sorted(graph.nodes))
+        skeleton.add_edges_from(sorted(graph.edges))
+        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+        self._future = self._pool.submit(whole_drawing, skeleton)
+
+    def drawing(self) -> layout.Drawing | None:
+        """The drawing the other process made; None if there is none (lay it out here)."""
+        if self._future is None:
+            return None
+        try:
+            found: layout.Drawing = self._future.result()
+            return found
+        except Exception:  # noqa: BLE001 (a worker that died or failed: the parent lays it out itself)
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the other process (dropping its work if not needed)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool, self._future = None, None
+
+
+class _Whole:
+    """The whole slice's part of the page: its counts at once, its drawing when the template first needs it.
+
+    The drawing is asked for late in the page (the graph section), so that a layout made in another
+    process (:class:`WholeAhead`) has the page's earlier parts to run beside.
+    """
+
+    def __init__(self, result: ReportResult, links: Links, ahead: WholeAhead | None) -> None:
+        graph = result.traced.graph
+        self.nodes, self.edges, self.truncated = (
+            graph.number_of_nodes(),
+            graph.number_of_edges(),
+            result.traced.truncated,
+        )
+        self._result, self._links, self._ahead = result, links, ahead
+        self._made: dict[str, Any] | None = None
+
+    @property
+    def shape(self) -> Any:
+        return self._parts()["shape"]
+
+    @property
+    def details(self) -> Any:
+        return self._parts()["details"]
+
+    def _parts(self) -> dict[str, Any]:
+        if self._made is None:
+            drawing = self._ahead.drawing() if self._ahead is not None else None
+            self._made = _whole(self._result, self._links, drawing)
+        return self._made
+
+
+def _whole(result: ReportResult, links: Links, drawing: layout.Drawing | None = None) -> dict[str, Any]:
     """The whole slice, drawn by generations, for the control that expands to it."""
     graph = result.traced.graph
-    drawing = layout.layout(graph, lambda n: (n.path, n.line, n.label, n.kind), passes=1.5)
+    drawing = drawing if drawing is not None else whole_drawing(graph)
     shaped = graph_view.shape(graph, drawing, "s", _slice_classes)
     ids = {box.node: node.ident for box, node in zip(drawing.boxes, shaped.nodes, strict=True)}
     details = graph_view.details(graph, ids, links.url)
