@@ -83,7 +83,7 @@ def report(
     from sgtrace.report import html
 
     values = _settings(settings, budget)
-    ahead = html.WholeAhead()
+    ahead = html.WholeAhead(flags.jobs)
 
     def run() -> Any:
         log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None

@@ -195,22 +195,26 @@ class WholeAhead:
     Its layout is the page's largest single step (0.35 s of a cold report of SGLang 0.5.23); handed to a
     process of its own as soon as the slice exists, it runs beside the caps, the way in, ``explain``,
     ``diff`` and the page's other parts. Only when a core is idle at that moment
-    (:func:`~sgtrace.index.findpass.spare_cpus`); otherwise, or if the process fails, it is laid out here,
-    the same drawing either way.
+    (:func:`~sgtrace.index.findpass.spare_cpus`) or ``-j`` asks for 2 or more, never with ``-j 1``;
+    otherwise, or if the process fails, it is laid out here, the same drawing either way.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, jobs: int | None = None) -> None:
+        #: ``-j``: 1 keeps everything in this process.
+        self.jobs = jobs
         self._pool: Any = None
         self._future: Any = None
 
     def start(self, graph: Any) -> None:
-        """Lay *graph* out in another process, if a core is idle now."""
+        """Lay *graph* out in another process, if a core is idle now (and ``-j`` is not 1)."""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         from sgtrace.index.findpass import spare_cpus
 
-        if self._pool is not None or spare_cpus() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if self._pool is not None or self.jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        if self.jobs is None and spare_cpus() < 2:
             return
         # the nodes and edges alone, in the order the cache gives the graph back (sorted): the drawing is the
         # one the finished graph would get (the layout reads no attribute)
