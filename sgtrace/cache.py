@@ -108,13 +108,7 @@ class Manifest:
     def scan(self, entry_key: str, path: str) -> FileScan | None:
         """The stored scan under *entry_key*, with *path* put into its errors; None if absent or damaged."""
         payload = self.scans.get(entry_key)
-        if payload is None:
-            return None
-        try:
-            return scan_from(payload, path)
-        except (ValueError, KeyError, TypeError) as exc:
-            print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
-            return None
+        return scan_from(payload, path) if payload is not None else None
 
     def save(self, files: dict[str, list[Any]], scans: dict[str, Any]) -> None:
         """Store what this run learnt (only when it differs from what was loaded)."""
@@ -229,10 +223,14 @@ class JsonCache:
             )
 
 
-def scan_from(payload: Any, path: str) -> FileScan:
-    """A scan as :func:`encode_scan` wrote it, its errors put at *path* (ValueError/KeyError/TypeError if damaged)."""
-    accesses = tuple(_access(item) for item in payload["accesses"])
-    errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
+def scan_from(payload: Any, path: str) -> FileScan | None:
+    """A scan as :func:`encode_scan` wrote it, its errors put at *path*; None (with a warning) if damaged."""
+    try:
+        accesses = tuple(_access(item) for item in payload["accesses"])
+        errors = tuple(FileError(path, int(line), str(message)) for line, message in payload["errors"])
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
+        return None
     return FileScan(accesses, errors)
 
 

@@ -90,13 +90,7 @@ class ContentStore:
     def scan(self, content: bytes, attribute: str, path: str) -> FileScan | None:
         """find's stored scan of *attribute* in a file of that content, its errors put at *path*; None if absent."""
         data = self.cache.get(scan_key(content, attribute)) if self.enabled else None
-        if data is None:
-            return None
-        try:
-            return scan_from(data, path)
-        except (KeyError, TypeError, ValueError) as exc:
-            print(f"sgtrace: warning: ignoring damaged cache entry for {path}: {exc}", file=sys.stderr)
-            return None
+        return scan_from(data, path) if data is not None else None
 
     def put_scan(self, content: bytes, attribute: str, scan: FileScan) -> None:
         """Store find's scan of one file."""
