@@ -29,6 +29,14 @@ def to_data(graph: nx.DiGraph) -> dict[str, Any]:
     return data
 
 
+def skeleton(graph: nx.DiGraph) -> nx.DiGraph:
+    """The nodes and edges alone, in the order ``from_data(to_data(graph))`` gives them back (sorted)."""
+    ordered = nx.DiGraph()
+    ordered.add_nodes_from(sorted(graph.nodes))
+    ordered.add_edges_from(sorted(graph.edges))
+    return ordered
+
+
 def from_data(data: dict[str, Any]) -> nx.DiGraph:
     """The graph back, with Point nodes; raises KeyError/TypeError/ValueError on foreign data."""
     loaded = nx.node_link_graph(data, directed=True, multigraph=False, edges="links")

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import networkx as nx
 
 from sgtrace import __version__
 from sgtrace.analyses.categories import CATEGORIES
@@ -25,6 +24,7 @@ from sgtrace.analyses.focus import ROLE, ROLES
 from sgtrace.api import ReportResult
 from sgtrace.fetch import SPEC, is_spec
 from sgtrace.graph.points import Point
+from sgtrace.graph.store import skeleton
 from sgtrace.report import graph_view, layout
 from sgtrace.report.operator_text import answer
 from sgtrace.report.upgrade import upgrade
@@ -216,13 +216,9 @@ class WholeAhead:
             return
         if self.jobs is None and spare_cpus() < 2:
             return
-        # the nodes and edges alone, in the order the cache gives the graph back (sorted): the drawing is the
-        # one the finished graph would get (the layout reads no attribute)
-        skeleton = nx.DiGraph()
-        skeleton.add_nodes_from(sorted(graph.nodes))
-        skeleton.add_edges_from(sorted(graph.edges))
         self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-        self._future = self._pool.submit(whole_drawing, skeleton)
+        # in the order the cache gives the finished graph back: the same drawing (the layout reads no attribute)
+        self._future = self._pool.submit(whole_drawing, skeleton(graph))
 
     def drawing(self) -> layout.Drawing | None:
         """The drawing the other process made; None if there is none (lay it out here)."""
