@@ -77,8 +77,9 @@ class CallIndex:
         """Calls whose callee is spelled with one of *names*, in functions that mention it."""
         project = self.project
         for name in names:
-            project.prefetch(project.callers_of(name)[:MAX_CALLER_MODULES])
-            for module_name in project.callers_of(name)[:MAX_CALLER_MODULES]:
+            callers = project.callers_of(name)[:MAX_CALLER_MODULES]
+            project.prefetch(callers)
+            for module_name in callers:
                 module = project.module(module_name)
                 if module is None:
                     continue

@@ -32,7 +32,8 @@ def field_values(project: Project, types: Types, klass: str, field: Field) -> It
         pattern = rf"\b{name}\s*\(" if name not in _REPLACE else rf"\b{field.name}\s*="
         modules = tuple(m for m in project.matching(pattern) if not is_test_module(m))
         if name in _REPLACE:
-            modules = tuple(m for m in modules if m in set(project.callers_of(name)))
+            callers = set(project.callers_of(name))
+            modules = tuple(m for m in modules if m in callers)
         project.prefetch(modules)
         for module_name in modules:
             caller = project.module(module_name)
