@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,75 @@ def test_another_attribute_reuses_the_modules_and_the_words(tmp_path: Path, monk
     parsed = _count_parses(monkeypatch)
     again = caps(TraceQuery("mem_fraction_static"), "mem_fraction_static", target, options)
     assert again.caps == fresh.caps and built == [] and len(parsed) < len(discover(str(tree)).files)
+
+
+def _aged(tree: Path) -> None:
+    """Every file of *tree* a minute old: a manifest does not trust a file changed just before it was written."""
+    when = time.time() - 60
+    for path in tree.rglob("*.py"):
+        os.utime(path, (when, when))
+
+
+def test_another_attribute_reads_only_the_files_that_name_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree read for one attribute: a second one reads only the files whose words hold it, and answers as a
+    run with no cache does (a file naming it only inside a longer word is read too, and its syntax error said)."""
+    tree = _copy(tmp_path, "one")
+    (tree / "broken.py").write_text("class Broken(:\n    mem_fraction_static_total = 1\n")
+    (tree / "noted.py").write_text('NOTE = "mem_fraction_static"\n')
+    (tree / "plain.py").write_text("x = 1\n")
+    _aged(tree)
+    monkeypatch.setattr(sgtrace.index.chunks, "CUT", 2)  # several chunks even for a small tree
+    target, cache = Target(str(tree), "t"), tmp_path / "cache"
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    read: list[str] = []
+    original = sgtrace.index.chunks.read_file
+    monkeypatch.setattr(sgtrace.index.chunks, "read_file", lambda path: read.append(path) or original(path))
+    query = TraceQuery("mem_fraction_static")
+    again = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    naming = {p.name for p in tree.rglob("*.py") if b"mem_fraction_static" in p.read_bytes()}
+    assert sorted(Path(p).name for p in read) == sorted(naming) == ["broken.py", "kv_mixin.py", "noted.py", "runner.py"]
+    fresh = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    assert (again.caps, again.budget_sites, again.errors) == (fresh.caps, fresh.budget_sites, fresh.errors)
+    assert any(e.path.endswith("broken.py") for e in again.errors)
+
+
+def test_a_file_changed_since_the_tree_was_read_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _copy(tmp_path, "one")
+    (tree / "plain.py").write_text("x = 1\n")
+    _aged(tree)
+    target, cache = Target(str(tree), "t"), tmp_path / "cache"
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    (tree / "plain.py").write_text("class Holder:\n    def set(self):\n        self.mem_fraction_static = 0.5\n")
+    query = TraceQuery("mem_fraction_static")
+    found = find(FindQuery("mem_fraction_static"), [target], RunOptions(jobs=1, cache_dir=None))
+    again = index_tree(discover(str(tree)), "mem_fraction_static", RunOptions(jobs=1, cache_dir=cache))
+    assert any(f.path == "plain.py" for f, _ in again.scan.files) and again.identifiers.get("Holder") == ("one.plain",)
+    assert {(w.path, w.line) for w in found.writes} >= {("plain.py", 3)}
+    fresh = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    cached = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=cache))
+    assert (cached.caps, cached.budget_sites) == (fresh.caps, fresh.budget_sites)
+
+
+def test_the_byte_searches_of_a_tree_serve_the_next_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _copy(tmp_path, "one")
+    target, cache = Target(str(tree), "t"), tmp_path / "cache"
+    searched: list[str] = []
+    original = sgtrace.index.project._literals
+    monkeypatch.setattr(sgtrace.index.project, "_literals", lambda p: searched.append(p) or original(p))
+    query, options = TraceQuery("max_total_num_tokens"), RunOptions(jobs=1, cache_dir=cache)
+    first = caps(query, "mem_fraction_static", target, options)
+    assert searched
+    for part in ("graph", "caps"):
+        shutil.rmtree(cache / part)
+    searched.clear()
+    again = caps(query, "mem_fraction_static", target, options)  # the slice runs again: every search is stored
+    assert searched == [] and (again.caps, again.budget_sites) == (first.caps, first.budget_sites)
+    with (tree / "runner.py").open("a") as stream:
+        stream.write("\n\ndef init_memory_pool(runner):\n    runner.init_memory_pool()\n")
+    fresh = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    searched.clear()
+    changed = caps(query, "mem_fraction_static", target, options)  # another tree: its searches are its own
+    assert searched and (changed.caps, changed.budget_sites) == (fresh.caps, fresh.budget_sites)
 
 
 def test_damaged_store_entries_are_ignored_and_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

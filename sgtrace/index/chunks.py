@@ -26,8 +26,26 @@ from typing import Any
 
 from sgtrace.cache import Manifest, TreeDigest, encode_scan
 from sgtrace.discover import Listing
-from sgtrace.index.findpass import RunOptions, TreeScan, _pool, _stat, _tree_name, scan_one, spare_cpus
-from sgtrace.index.identifiers import IdentifierIndex, Source, chunk_words, stored, words_of
+from sgtrace.index.findpass import (
+    POOL_BYTES,
+    RunOptions,
+    TreeScan,
+    _pool,
+    _stat,
+    _tree_name,
+    scan_one,
+    spare_cpus,
+)
+from sgtrace.index.identifiers import (
+    ChunkWords,
+    IdentifierIndex,
+    Source,
+    chunk_words,
+    is_word,
+    stored,
+    unpacked,
+    words_of,
+)
 from sgtrace.index.store import ContentStore, content_digest, scan_key
 from sgtrace.model import FileError, FileScan, SourceFile
 from sgtrace.parse import read_bytes, read_file
@@ -117,14 +135,18 @@ def index_tree(
 ) -> TreeIndex:
     """Find's pass over *listing* for *attribute*, with the tree's digest, content digests and identifier index."""
     manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
+    contents = Manifest(options.cache_dir, _tree_name("", listing, options.path_filter))  # shared by every query
     first: dict[str, SourceFile] = {}
     for source in listing.files:
         first.setdefault(source.module, source)
-    pass_ = _Pass(listing, attribute, manifest, ContentStore(options.cache_dir), options.cache_dir is not None)
+    pass_ = _Pass(
+        listing, attribute, (manifest, contents), ContentStore(options.cache_dir), options.cache_dir is not None
+    )
     chunks = list(_chunks(listing.files))
     jobs = [pass_.job(chunk, first, options.cache_dir) for chunk in chunks]
     workers = Workers(options.jobs)
-    workers.inline = workers.inline or sum(len(j.files) for j in jobs) < POOL_FILES or len(chunks) < 2
+    few = sum(len(j.files) for j in jobs) < POOL_FILES and pass_.naming < POOL_BYTES
+    workers.inline = workers.inline or few or len(chunks) < 2
     try:
         futures = [workers.submit(_read_chunk, job) if job.files else None for job in jobs]
         if meanwhile is not None and any(job.files for job in jobs):  # files changed: the graph may be built
@@ -135,16 +157,30 @@ def index_tree(
         workers.close()
         raise
     manifest.save(pass_.learnt, pass_.scans)
+    contents.save(
+        {path: [size, mtime, "", digest] for path, (size, mtime, _, digest) in pass_.learnt.items() if digest}, {}
+    )
     return pass_.result(first, workers)
 
 
 class _Pass:
     """What the pass learns, file by file, whether the manifest knew it or a worker read it."""
 
-    def __init__(self, listing: Listing, attribute: str, manifest: Manifest, store: ContentStore, remember: bool):
-        self.listing, self.attribute, self.manifest, self.store, self.remember = (
-            listing, attribute, manifest, store, remember,
-        )  # fmt: skip
+    def __init__(
+        self,
+        listing: Listing,
+        attribute: str,
+        manifests: tuple[Manifest, Manifest],
+        store: ContentStore,
+        remember: bool,
+    ) -> None:
+        self.listing, self.attribute, self.store, self.remember = listing, attribute, store, remember
+        #: What an earlier run of this query learnt, and the files' contents any query learnt.
+        self.manifest, self.tree = manifests
+        #: Stored words of chunks read here (their files' contents known without reading them), by chunk key.
+        self.loaded: dict[bytes, ChunkWords] = {}
+        #: Bytes of the files so taken that are still to be read: they name the attribute, and may be parsed.
+        self.naming = 0
         self.learnt: dict[str, list[Any]] = {}
         self.scans: dict[str, Any] = {}
         self.errors: list[FileError] = list(listing.errors)
@@ -154,12 +190,42 @@ class _Pass:
         self.index = IdentifierIndex()
 
     def job(self, chunk: list[SourceFile], first: dict[str, SourceFile], cache_dir: Path | None) -> _Job:
-        """The files of a chunk that must be read; those the manifest knows unchanged (with their scans) are taken."""
-        unknown = []
-        for source in chunk:
-            if not self._known(source):
-                unknown.append((source.abspath, source.path, source.module, first.get(source.module) is source))
-        return _Job(tuple(unknown), self.attribute, cache_dir, len(unknown) == len(chunk))
+        """The files of a chunk that must be read; those the manifest knows unchanged (with their scans) are taken,
+        and so are those another query's run read, unchanged, whose words do not hold the attribute."""
+        unknown = [source for source in chunk if not self._known(source)]
+        whole = len(unknown) == len(chunk)
+        if whole and self._digested(chunk, first):
+            unknown, whole = [source for source in chunk if source.abspath not in self.contents], False
+        return _Job(tuple(_wanted(source, first) for source in unknown), self.attribute, cache_dir, whole)
+
+    def _digested(self, chunk: list[SourceFile], first: dict[str, SourceFile]) -> bool:
+        """Take the files of a chunk another query's run read, unchanged since, that do not hold the attribute
+        (by the chunk's stored words): whether the chunk could be taken so (its other files are to be read)."""
+        if not chunk or not self.remember or not self.tree.files or not is_word(self.attribute):
+            return False
+        learnt = [self.tree.known(source.abspath, *_stat(source)) for source in chunk]
+        if any(entry is None or not entry[3] for entry in learnt):
+            return False
+        modules = _indexed(chunk, first)
+        digests = [bytes.fromhex(entry[3]) for entry in learnt if entry is not None]
+        key = _chunk_key([s.module for s in chunk], modules, digests)
+        words = self.store.words(key)
+        if words is None:
+            return False
+        try:
+            table = unpacked(words, len(chunk))
+            naming = table.containing(self.attribute)
+        except (KeyError, TypeError, ValueError):
+            return False  # damaged: the worker reads the chunk, and the words are built again when asked
+        self.loaded[key] = table
+        for position, (source, entry, digest) in enumerate(zip(chunk, learnt, digests, strict=True)):
+            if position in naming or modules[position] is None:
+                self.naming += entry[0] if entry is not None else 0
+                continue  # to be read and scanned (a file not indexed has no words to tell)
+            assert entry is not None
+            self.learnt[source.abspath] = [entry[0], entry[1], "", entry[3]]
+            self.contents[source.abspath] = digest
+        return True
 
     def _known(self, source: SourceFile) -> bool:
         if not self.remember or not self.manifest.files:
@@ -188,7 +254,7 @@ class _Pass:
         contents = [self.contents.get(s.abspath) for s in chunk]
         key = _chunk_key([s.module for s in chunk], modules, contents)
         build = self._builder(chunk, modules, key)
-        words = read.words if read is not None else None
+        words = read.words if read is not None and read.words is not None else self.loaded.pop(key, None)
         self.index.add_packed(modules, words, build, None if words is not None else self._loader(key, build))
 
     def _take_file(self, source: SourceFile, account: tuple[int, int, bytes] | str, scanned: Any) -> None:
@@ -238,6 +304,11 @@ class _Pass:
         scan = TreeScan(tuple(self.done), tuple(self.errors), stats, tree.digest())
         digests = {m: self.contents[s.abspath] for m, s in first.items() if s.abspath in self.contents}
         return TreeIndex(scan, self.index, digests, workers)
+
+
+def _wanted(source: SourceFile, first: dict[str, SourceFile]) -> tuple[str, str, str, bool]:
+    """A file as a job lists it: absolute path, path, module, whether its words are indexed."""
+    return (source.abspath, source.path, source.module, first.get(source.module) is source)
 
 
 def _chunks(files: tuple[SourceFile, ...]) -> Iterator[list[SourceFile]]:

@@ -21,7 +21,7 @@ from sgtrace.model import FileError, FileScan, Limits, PathFilter, SourceFile
 from sgtrace.parse import read_file
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
-_POOL_THRESHOLD = 512 * 1024
+POOL_BYTES = 512 * 1024
 #: Bytes of source per batch handed to a worker: small enough to keep both busy to the end.
 _BATCH = 256 * 1024
 
@@ -188,7 +188,7 @@ class _Parsing:
         """Queue one file (*content*: its digest); hand out a full batch (starting the pool, if worth it)."""
         self.waiting.append((path, data, self.attribute, content, self.cache_dir))
         self.size += len(data)
-        if self.pool is None and self.workers > 1 and self.size >= _POOL_THRESHOLD and len(self.waiting) > 1:
+        if self.pool is None and self.workers > 1 and self.size >= POOL_BYTES and len(self.waiting) > 1:
             self.pool = _pool(self.workers)
         if self.pool is not None and self.size >= _BATCH:
             self._hand_out()

@@ -66,7 +66,7 @@ def stored(words: Mapping[str, Any]) -> dict[str, str]:
 
 
 class _Words:
-    """A chunk's words, unpacked for lookups; ValueError/TypeError if they are damaged."""
+    """A chunk's words, unpacked for lookups; ValueError/TypeError if they are damaged (:func:`unpacked`)."""
 
     def __init__(self, words: Mapping[str, Any], files: int) -> None:
         text = words["words"]
@@ -78,6 +78,7 @@ class _Words:
         if len(sizes) != len(listed) or sum(sizes) != len(self.positions):
             raise ValueError("sizes do not match the words")
         self.files = files
+        self.text = text
         self.words = listed
         self.offsets = [0, *accumulate(sizes)]
 
@@ -90,6 +91,34 @@ class _Words:
         if found and max(found) >= self.files:
             raise ValueError("a position past the chunk's files")
         return found
+
+    def containing(self, part: str) -> set[int]:
+        """The positions of the files whose bytes hold *part* (ASCII word characters only: then it stands inside
+        one of the file's words)."""
+        found: set[int] = set()
+        start = self.text.find(part)
+        while start >= 0:
+            index = self.text.count(" ", 0, start)  # the word the hit is in (few hits: a count each is cheap)
+            found.update(_numbers(self.positions[self.offsets[index] : self.offsets[index + 1]], "H"))
+            end = self.text.find(" ", start)
+            start = self.text.find(part, end) if end >= 0 else -1
+        if found and max(found) >= self.files:
+            raise ValueError("a position past the chunk's files")
+        return found
+
+
+def unpacked(words: Mapping[str, Any], files: int) -> ChunkWords:
+    """A chunk's packed words (stored or just built) ready for lookups; ValueError/TypeError if damaged."""
+    return _Words(words, files)
+
+
+def is_word(text: str) -> bool:
+    """Whether *text* is made of the characters the words of a file are (ASCII letters, digits and ``_``)."""
+    return text.isascii() and bool(text) and text.encode("ascii").translate(_NON_WORD) == text.encode("ascii")
+
+
+#: A chunk's words unpacked (:func:`unpacked`).
+ChunkWords = _Words
 
 
 def _raw(packed: Any) -> bytes:
@@ -131,10 +160,11 @@ class _Files:
 class _Packed:
     """A chunk as its packed words (:func:`chunk_words`), unpacked when first asked about."""
 
-    def __init__(self, modules: Sequence[str | None], words: Mapping[str, Any] | None, rebuild: Source | None,
-                 load: Source | None) -> None:  # fmt: skip
-        self.modules, self.words, self.rebuild, self.load = modules, words, rebuild, load
-        self.table: _Words | None = None
+    def __init__(self, modules: Sequence[str | None], words: Mapping[str, Any] | _Words | None,
+                 rebuild: Source | None, load: Source | None) -> None:  # fmt: skip
+        self.modules, self.rebuild, self.load = modules, rebuild, load
+        self.words = words if not isinstance(words, _Words) else None
+        self.table = words if isinstance(words, _Words) else None
 
     def holding(self, name: str) -> list[str]:
         """The modules that hold *name*; stored words found damaged are built again (said once)."""
@@ -177,14 +207,14 @@ class IdentifierIndex:
     def add_packed(
         self,
         modules: Sequence[str | None],
-        words: Mapping[str, Any] | None,
+        words: Mapping[str, Any] | ChunkWords | None,
         rebuild: Source | None = None,
         load: Source | None = None,
     ) -> None:
         """Add a chunk as its files' modules and its packed words (:func:`chunk_words`).
 
-        *words* may be None and *load* give them when first asked; *rebuild* gives them again from the
-        files, should stored ones turn out damaged.
+        *words* (packed, or already :func:`unpacked`) may be None and *load* give them when first asked;
+        *rebuild* gives them again from the files, should stored ones turn out damaged.
         """
         self._chunks.append(_Packed(modules, words, rebuild, load))
         self._found = {}

@@ -11,6 +11,7 @@ narrow it with a byte search for the name.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -113,6 +114,13 @@ class Project:
         self._modules: dict[str, Module | None] = {}
         self._bodies: dict[tuple[str, str], Body] = {}
         self._mentions: dict[str, tuple[str, ...]] = {}
+        #: The byte searches an earlier run of this tree stored (None until first asked), and whether this
+        #: run made new ones.
+        self._stored: dict[str, list[int]] | None = None
+        self._searched = False
+        self._sorted: list[str] | None = None
+        self._tree_digest: bytes | None = None
+        self._unlisted = bool(listing.errors)
         self._subclasses: dict[str, frozenset[str]] = {}
         self._trees: dict[str, Any] = {}
         self._tree_bytes = 0
@@ -214,6 +222,12 @@ class Project:
         for name in sorted(self._grown):
             self.store.put_module(self._digests[name], self.depth, self._entries[name])
         self._grown.clear()
+        tree = self._tree_key() if self._searched else None
+        if tree is not None:
+            where = {module: n for n, module in enumerate(self._order())}
+            found = {**(self._stored or {}), **{p: [where[m] for m in ms] for p, ms in self._mentions.items()}}
+            self.store.put_mentions(tree, found)
+            self._stored, self._searched = found, False
 
     def matching(self, pattern: str) -> tuple[str, ...]:
         """Modules whose bytes match the regular expression *pattern* (searched once, remembered).
@@ -223,7 +237,12 @@ class Project:
         index, narrows the search to the modules that contain it, and a pattern that starts with it is
         tried only where it stands.
         """
+        if pattern not in self._mentions and self._stored is None:
+            self._stored = self._stored_mentions()
+        if pattern not in self._mentions and self._stored is not None and pattern in self._stored:
+            self._mentions[pattern] = self._from_positions(self._stored[pattern])
         if pattern not in self._mentions:
+            self._searched = True
             regex = compiled(pattern)
             literals = _literals(pattern)
             index = self.identifiers() if literals else None
@@ -239,6 +258,32 @@ class Project:
                     found.append(module)
             self._mentions[pattern] = tuple(sorted(found))
         return self._mentions[pattern]
+
+    def _tree_key(self) -> bytes | None:
+        """What names this tree's byte searches in the store: every module's name and content digest; None when
+        a file was not read by find's pass (or could not be listed): what it holds is not known."""
+        if self._tree_digest is None:
+            self._tree_digest = b""
+            if not self._unlisted and len(self._digests) == len(self.files) and self.store.enabled:
+                digest = hashlib.blake2b(digest_size=20)
+                for module in self._order():
+                    digest.update(module.encode("utf-8", "surrogateescape") + b"\0" + self._digests[module])
+                self._tree_digest = digest.digest()
+        return self._tree_digest or None
+
+    def _stored_mentions(self) -> dict[str, list[int]]:
+        tree = self._tree_key()
+        found = self.store.mentions(tree) if tree is not None else None
+        return found if found is not None else {}
+
+    def _from_positions(self, positions: list[int]) -> tuple[str, ...]:
+        order = self._order()
+        return tuple(order[n] for n in positions if 0 <= n < len(order))
+
+    def _order(self) -> list[str]:
+        if self._sorted is None:
+            self._sorted = sorted(self.files)
+        return self._sorted
 
     def identifiers(self) -> IdentifierIndex:
         """Identifier -> modules that contain it, for the whole tree (built once, on first use)."""

@@ -9,7 +9,9 @@ ignored with a warning and rebuilt):
 - a module: its outline, its syntax error, and the bodies of the functions a slice has read
   (:mod:`sgtrace.index.packing`), by the file's content and the nesting bound;
 - find's scan of one attribute, by the file's content and the attribute;
-- the words of a chunk of files (:mod:`sgtrace.index.identifiers`), by the names and contents of its files.
+- the words of a chunk of files (:mod:`sgtrace.index.identifiers`), by the names and contents of its files;
+- the byte searches of a tree (which modules match a pattern: :meth:`sgtrace.index.project.Project.matching`),
+  by the names and contents of all its files (another attribute asked about the same tree asks many again).
 
 The digest of a file's content is :func:`content_digest` (what the tree digest is made of, so a run
 that read the tree has it for every file). Entries are keyed with sgtrace's version and the cache
@@ -96,6 +98,24 @@ class ContentStore:
         """Store find's scan of one file."""
         if self.enabled:
             self.cache.put(scan_key(content, attribute), encode_scan(scan))
+
+    def mentions(self, tree: bytes) -> dict[str, list[int]] | None:
+        """The stored byte searches of a tree (pattern -> the positions, in the sorted modules, of those matching),
+        or None; a damaged entry is said and ignored."""
+        data = self.cache.get(key(tree, "mentions")) if self.enabled else None
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not all(
+            isinstance(found, list) and all(type(n) is int for n in found) for found in data.values()
+        ):
+            print("sgtrace: warning: ignoring damaged cache entry (the tree's byte searches)", file=sys.stderr)
+            return None
+        return data
+
+    def put_mentions(self, tree: bytes, found: dict[str, list[int]]) -> None:
+        """Store the byte searches of a tree."""
+        if self.enabled:
+            self.cache.put(key(tree, "mentions"), found)
 
     def words(self, chunk: bytes) -> dict[str, Any] | None:
         """The stored words of a chunk of files (word -> packed positions), or None."""
