@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +136,11 @@ def index_tree(
 ) -> TreeIndex:
     """Find's pass over *listing* for *attribute*, with the tree's digest, content digests and identifier index."""
     manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
-    contents = Manifest(options.cache_dir, _tree_name("", listing, options.path_filter))  # shared by every query
     first: dict[str, SourceFile] = {}
     for source in listing.files:
         first.setdefault(source.module, source)
-    pass_ = _Pass(
-        listing, attribute, (manifest, contents), ContentStore(options.cache_dir), options.cache_dir is not None
-    )
+    shared = partial(Manifest, options.cache_dir, _tree_name("", listing, options.path_filter))  # every query's
+    pass_ = _Pass(listing, attribute, manifest, shared, ContentStore(options.cache_dir), options.cache_dir is not None)
     chunks = list(_chunks(listing.files))
     jobs = [pass_.job(chunk, first, options.cache_dir) for chunk in chunks]
     workers = Workers(options.jobs)
@@ -157,9 +156,9 @@ def index_tree(
         workers.close()
         raise
     manifest.save(pass_.learnt, pass_.scans)
-    contents.save(
-        {path: [size, mtime, "", digest] for path, (size, mtime, _, digest) in pass_.learnt.items() if digest}, {}
-    )
+    if any(job.files for job in jobs):  # files were read: what they hold is kept for every query
+        learnt = pass_.learnt.items()
+        pass_.tree.save({path: [size, mtime, "", digest] for path, (size, mtime, _, digest) in learnt if digest}, {})
     return pass_.result(first, workers)
 
 
@@ -170,13 +169,17 @@ class _Pass:
         self,
         listing: Listing,
         attribute: str,
-        manifests: tuple[Manifest, Manifest],
+        manifest: Manifest,
+        shared: Callable[[], Manifest],
         store: ContentStore,
         remember: bool,
     ) -> None:
         self.listing, self.attribute, self.store, self.remember = listing, attribute, store, remember
-        #: What an earlier run of this query learnt, and the files' contents any query learnt.
-        self.manifest, self.tree = manifests
+        #: What an earlier run of this query learnt.
+        self.manifest = manifest
+        #: Gives the manifest every query of the tree shares (the files' contents), read when first needed.
+        self.shared = shared
+        self._tree: Manifest | None = None
         #: Stored words of chunks read here (their files' contents known without reading them), by chunk key.
         self.loaded: dict[bytes, ChunkWords] = {}
         #: Bytes of the files so taken that are still to be read: they name the attribute, and may be parsed.
@@ -226,6 +229,13 @@ class _Pass:
             self.learnt[source.abspath] = [entry[0], entry[1], "", entry[3]]
             self.contents[source.abspath] = digest
         return True
+
+    @property
+    def tree(self) -> Manifest:
+        """The files' sizes, times and content digests as any query's run of this tree learnt them."""
+        if self._tree is None:
+            self._tree = self.shared()
+        return self._tree
 
     def _known(self, source: SourceFile) -> bool:
         if not self.remember or not self.manifest.files:
