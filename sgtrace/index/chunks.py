@@ -135,11 +135,12 @@ def index_tree(
     listing: Listing, attribute: str, options: RunOptions, meanwhile: Callable[[], None] | None = None
 ) -> TreeIndex:
     """Find's pass over *listing* for *attribute*, with the tree's digest, content digests and identifier index."""
-    manifest = Manifest(options.cache_dir, _tree_name(attribute, listing, options.path_filter))
+    name = _tree_name(attribute, listing, options.path_filter)
+    manifest = Manifest(options.cache_dir, name)
     first: dict[str, SourceFile] = {}
     for source in listing.files:
         first.setdefault(source.module, source)
-    shared = partial(Manifest, options.cache_dir, _tree_name("", listing, options.path_filter))  # every query's
+    shared = partial(Manifest, options.cache_dir, name[len(attribute) :])  # every query's: the name, no attribute
     pass_ = _Pass(listing, attribute, manifest, shared, ContentStore(options.cache_dir), options.cache_dir is not None)
     chunks = list(_chunks(listing.files))
     jobs = [pass_.job(chunk, first, options.cache_dir) for chunk in chunks]
