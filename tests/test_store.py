@@ -21,6 +21,8 @@ from sgtrace.index.chunks import index_tree
 from sgtrace.index.identifiers import IdentifierIndex, chunk_words, stored, words_of
 from sgtrace.index.outline import outline
 from sgtrace.index.packing import pack_body, pack_outline, unpack_body, unpack_outline
+from sgtrace.index.project import Project
+from sgtrace.index.store import ContentStore
 from sgtrace.model import FindQuery
 from sgtrace.parse import parse
 from sgtrace.sources import Target
@@ -207,6 +209,37 @@ def test_the_byte_searches_of_a_tree_serve_the_next_query(tmp_path: Path, monkey
     searched.clear()
     changed = caps(query, "mem_fraction_static", target, options)  # another tree: its searches are its own
     assert searched and (changed.caps, changed.budget_sites) == (fresh.caps, fresh.budget_sites)
+
+
+def test_the_byte_searches_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound, a run keeps its own searches only: the store does not grow with every query ever asked."""
+    listing = discover(str(_copy(tmp_path, "one")))
+    options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
+
+    def project() -> Project:
+        index = index_tree(listing, "max_total_num_tokens", options)
+        return Project(listing, ContentStore(options.cache_dir), index.identifiers, index.digests)
+
+    def kept(searched: Project) -> set[str]:
+        tree = searched._tree_key()
+        assert tree is not None
+        return set(ContentStore(options.cache_dir).mentions(tree) or {})
+
+    first = project()
+    runner = first.matching(r"\bRunner\b")
+    assert runner and first.matching(r"mem_fraction_static")
+    first.save()
+    assert kept(first) == {r"\bRunner\b", r"mem_fraction_static"}
+    monkeypatch.setattr(sgtrace.index.project, "MENTIONS_KEPT", 2)
+    second = project()
+    assert second.matching(r"\bRunner\b") == runner and second.matching(r"init_memory_pool")
+    second.save()
+    assert kept(second) == {r"\bRunner\b", r"init_memory_pool"}  # the one it did not ask is dropped
+    monkeypatch.setattr(sgtrace.index.project, "MENTIONS_KEPT", 100)
+    third = project()
+    assert third.matching(r"shrink_pool") == ("one.kv_mixin",)
+    third.save()
+    assert kept(third) == {r"\bRunner\b", r"init_memory_pool", r"shrink_pool"}
 
 
 def test_damaged_store_entries_are_ignored_and_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

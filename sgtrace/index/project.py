@@ -54,6 +54,10 @@ class Module:
         return self.found[pattern]
 
 
+#: Byte searches of a tree kept in the store, past which a run keeps only its own (a slice asks 150 to
+#: 500: the searches of dozens of queries, not of every query ever asked of the tree).
+MENTIONS_KEPT = 20_000
+
 #: Source bytes whose tree-sitter trees are kept (a tree takes about 19 times its source: measured on
 #: the 217 largest modules of SGLang 0.5.23's srt, 17 MB of source, 327 MiB of trees).
 TREE_BYTES = 4 << 20
@@ -225,7 +229,8 @@ class Project:
         tree = self._tree_key() if self._searched else None
         if tree is not None:
             where = {module: n for n, module in enumerate(self._order())}
-            found = {**(self._stored or {}), **{p: [where[m] for m in ms] for p, ms in self._mentions.items()}}
+            earlier = self._stored if self._stored is not None and len(self._stored) < MENTIONS_KEPT else {}
+            found = {**earlier, **{p: [where[m] for m in ms] for p, ms in self._mentions.items()}}
             self.store.put_mentions(tree, found)
             self._stored, self._searched = found, False
 
