@@ -265,7 +265,9 @@ class _Pass:
         contents = [self.contents.get(s.abspath) for s in chunk]
         key = _chunk_key([s.module for s in chunk], modules, contents)
         build = self._builder(chunk, modules, key)
-        words = read.words if read is not None and read.words is not None else self.loaded.pop(key, None)
+        words: Mapping[str, Any] | ChunkWords | None = self.loaded.pop(key, None)
+        if read is not None and read.words is not None:
+            words = read.words
         self.index.add_packed(modules, words, build, None if words is not None else self._loader(key, build))
 
     def _take_file(self, source: SourceFile, account: tuple[int, int, bytes] | str, scanned: Any) -> None:
