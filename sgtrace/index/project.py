@@ -55,8 +55,8 @@ class Module:
 
 
 #: Byte searches of a tree kept in the store, past which a run keeps only its own (a slice asks 150 to
-#: 500: the searches of dozens of queries, not of every query ever asked of the tree).
-MENTIONS_KEPT = 20_000
+#: 500: the searches of ten to thirty queries, not of every query ever asked of the tree).
+MENTIONS_KEPT = 5_000
 
 #: Source bytes whose tree-sitter trees are kept (a tree takes about 19 times its source: measured on
 #: the 217 largest modules of SGLang 0.5.23's srt, 17 MB of source, 327 MiB of trees).
