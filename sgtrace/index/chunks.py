@@ -44,7 +44,6 @@ from sgtrace.index.identifiers import (
     chunk_words,
     is_word,
     stored,
-    unpacked,
     words_of,
 )
 from sgtrace.index.store import ContentStore, content_digest, scan_key
@@ -147,9 +146,10 @@ def index_tree(
     workers = Workers(options.jobs)
     few = sum(len(j.files) for j in jobs) < POOL_FILES and pass_.naming < POOL_BYTES
     workers.inline = workers.inline or few or len(chunks) < 2
+    reading = any(job.files for job in jobs)
     try:
         futures = [workers.submit(_read_chunk, job) if job.files else None for job in jobs]
-        if meanwhile is not None and any(job.files for job in jobs):  # files changed: the graph may be built
+        if meanwhile is not None and reading:  # files changed: the graph may be built
             meanwhile()
         for chunk, job, future in zip(chunks, jobs, futures, strict=True):
             pass_.take(chunk, job, future.result() if future is not None else None, first)
@@ -157,7 +157,7 @@ def index_tree(
         workers.close()
         raise
     manifest.save(pass_.learnt, pass_.scans)
-    if any(job.files for job in jobs):  # files were read: what they hold is kept for every query
+    if reading:  # what the files read hold is kept for every query
         learnt = pass_.learnt.items()
         pass_.tree.save({path: [size, mtime, "", digest] for path, (size, mtime, _, digest) in learnt if digest}, {})
     return pass_.result(first, workers)
@@ -207,26 +207,25 @@ class _Pass:
         (by the chunk's stored words): whether the chunk could be taken so (its other files are to be read)."""
         if not chunk or not self.remember or not self.tree.files or not is_word(self.attribute):
             return False
-        learnt = [self.tree.known(source.abspath, *_stat(source)) for source in chunk]
-        if any(entry is None or not entry[3] for entry in learnt):
+        learnt = [entry for entry in (self.tree.known(s.abspath, *_stat(s)) for s in chunk) if entry and entry[3]]
+        if len(learnt) != len(chunk):
             return False
         modules = _indexed(chunk, first)
-        digests = [bytes.fromhex(entry[3]) for entry in learnt if entry is not None]
+        digests = [bytes.fromhex(entry[3]) for entry in learnt]
         key = _chunk_key([s.module for s in chunk], modules, digests)
         words = self.store.words(key)
         if words is None:
             return False
         try:
-            table = unpacked(words, len(chunk))
+            table = ChunkWords(words, len(chunk))
             naming = table.containing(self.attribute)
         except (KeyError, TypeError, ValueError):
             return False  # damaged: the worker reads the chunk, and the words are built again when asked
         self.loaded[key] = table
         for position, (source, entry, digest) in enumerate(zip(chunk, learnt, digests, strict=True)):
             if position in naming or modules[position] is None:
-                self.naming += entry[0] if entry is not None else 0
+                self.naming += entry[0]
                 continue  # to be read and scanned (a file not indexed has no words to tell)
-            assert entry is not None
             self.learnt[source.abspath] = [entry[0], entry[1], "", entry[3]]
             self.contents[source.abspath] = digest
         return True

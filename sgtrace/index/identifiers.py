@@ -65,8 +65,9 @@ def stored(words: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-class _Words:
-    """A chunk's words, unpacked for lookups; ValueError/TypeError if they are damaged (:func:`unpacked`)."""
+class ChunkWords:
+    """A chunk's packed words (stored or just built), unpacked for lookups; ValueError/TypeError if they are
+    damaged."""
 
     def __init__(self, words: Mapping[str, Any], files: int) -> None:
         text = words["words"]
@@ -107,18 +108,9 @@ class _Words:
         return found
 
 
-def unpacked(words: Mapping[str, Any], files: int) -> ChunkWords:
-    """A chunk's packed words (stored or just built) ready for lookups; ValueError/TypeError if damaged."""
-    return _Words(words, files)
-
-
 def is_word(text: str) -> bool:
     """Whether *text* is made of the characters the words of a file are (ASCII letters, digits and ``_``)."""
     return text.isascii() and bool(text) and text.encode("ascii").translate(_NON_WORD) == text.encode("ascii")
-
-
-#: A chunk's words unpacked (:func:`unpacked`).
-ChunkWords = _Words
 
 
 def _raw(packed: Any) -> bytes:
@@ -160,11 +152,11 @@ class _Files:
 class _Packed:
     """A chunk as its packed words (:func:`chunk_words`), unpacked when first asked about."""
 
-    def __init__(self, modules: Sequence[str | None], words: Mapping[str, Any] | _Words | None,
+    def __init__(self, modules: Sequence[str | None], words: Mapping[str, Any] | ChunkWords | None,
                  rebuild: Source | None, load: Source | None) -> None:  # fmt: skip
         self.modules, self.rebuild, self.load = modules, rebuild, load
-        self.words = words if not isinstance(words, _Words) else None
-        self.table = words if isinstance(words, _Words) else None
+        self.words = words if not isinstance(words, ChunkWords) else None
+        self.table = words if isinstance(words, ChunkWords) else None
 
     def holding(self, name: str) -> list[str]:
         """The modules that hold *name*; stored words found damaged are built again (said once)."""
@@ -175,18 +167,18 @@ class _Packed:
         """Every word of the chunk's files."""
         return set(self._looked_up(lambda table: table.words))
 
-    def _looked_up(self, ask: Callable[[_Words], Any]) -> Any:
+    def _looked_up(self, ask: Callable[[ChunkWords], Any]) -> Any:
         try:
             if self.table is None:
                 words = self.words if self.words is not None else self.load() if self.load is not None else {}
-                self.table = _Words(words, len(self.modules))
+                self.table = ChunkWords(words, len(self.modules))
             return ask(self.table)
         except (KeyError, TypeError, ValueError) as exc:  # binascii.Error is a ValueError
             if self.rebuild is None:
                 raise
             print(f"sgtrace: warning: ignoring damaged cache entry (words of {len(self.modules)} files): {exc}",
                   file=sys.stderr)  # fmt: skip
-            self.table, self.rebuild = _Words(self.rebuild(), len(self.modules)), None
+            self.table, self.rebuild = ChunkWords(self.rebuild(), len(self.modules)), None
             return ask(self.table)
 
 
@@ -213,7 +205,7 @@ class IdentifierIndex:
     ) -> None:
         """Add a chunk as its files' modules and its packed words (:func:`chunk_words`).
 
-        *words* (packed, or already :func:`unpacked`) may be None and *load* give them when first asked;
+        *words* (packed, or already :class:`ChunkWords`) may be None and *load* give them when first asked;
         *rebuild* gives them again from the files, should stored ones turn out damaged.
         """
         self._chunks.append(_Packed(modules, words, rebuild, load))

@@ -11,7 +11,6 @@ narrow it with a byte search for the name.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from sgtrace.cache import TreeDigest
 from sgtrace.discover import Listing
 from sgtrace.index.body import read_body, read_statement
 from sgtrace.index.chunks import Workers
@@ -242,27 +242,32 @@ class Project:
         index, narrows the search to the modules that contain it, and a pattern that starts with it is
         tried only where it stands.
         """
-        if pattern not in self._mentions and self._stored is None:
-            self._stored = self._stored_mentions()
-        if pattern not in self._mentions and self._stored is not None and pattern in self._stored:
-            self._mentions[pattern] = self._from_positions(self._stored[pattern])
         if pattern not in self._mentions:
-            self._searched = True
-            regex = compiled(pattern)
-            literals = _literals(pattern)
-            index = self.identifiers() if literals else None
-            literal = min(literals, key=lambda word: len(index.get(word, ()))) if index is not None else ""
-            candidates = index.get(literal, ()) if index is not None else tuple(self.files)
-            # a pattern that starts with its literal is tried only where the literal stands
-            leading = literal and re.match(rf"(?:\\b)?{re.escape(re.escape(literal))}(?![A-Za-z0-9_])", pattern)
-            search = _anchored(regex, literal.encode("utf-8")) if leading else regex.search
-            found = []
-            for module in candidates:
-                data = self.raw(module)
-                if data is not None and search(data):
-                    found.append(module)
-            self._mentions[pattern] = tuple(sorted(found))
+            if self._stored is None:
+                self._stored = self._stored_mentions()
+            positions = self._stored.get(pattern)
+            self._mentions[pattern] = (
+                self._from_positions(positions) if positions is not None else self._search(pattern)
+            )
         return self._mentions[pattern]
+
+    def _search(self, pattern: str) -> tuple[str, ...]:
+        """The modules whose bytes match *pattern*, searched now (see :meth:`matching`)."""
+        self._searched = True
+        regex = compiled(pattern)
+        literals = _literals(pattern)
+        index = self.identifiers() if literals else None
+        literal = min(literals, key=lambda word: len(index.get(word, ()))) if index is not None else ""
+        candidates = index.get(literal, ()) if index is not None else tuple(self.files)
+        # a pattern that starts with its literal is tried only where the literal stands
+        leading = literal and re.match(rf"(?:\\b)?{re.escape(re.escape(literal))}(?![A-Za-z0-9_])", pattern)
+        search = _anchored(regex, literal.encode("utf-8")) if leading else regex.search
+        found = []
+        for module in candidates:
+            data = self.raw(module)
+            if data is not None and search(data):
+                found.append(module)
+        return tuple(sorted(found))
 
     def _tree_key(self) -> bytes | None:
         """What names this tree's byte searches in the store: every module's name and content digest; None when
@@ -270,9 +275,9 @@ class Project:
         if self._tree_digest is None:
             self._tree_digest = b""
             if not self._unlisted and len(self._digests) == len(self.files) and self.store.enabled:
-                digest = hashlib.blake2b(digest_size=20)
+                digest = TreeDigest()
                 for module in self._order():
-                    digest.update(module.encode("utf-8", "surrogateescape") + b"\0" + self._digests[module])
+                    digest.add_digest(module, self._digests[module])
                 self._tree_digest = digest.digest()
         return self._tree_digest or None
 
@@ -293,7 +298,7 @@ class Project:
     def identifiers(self) -> IdentifierIndex:
         """Identifier -> modules that contain it, for the whole tree (built once, on first use)."""
         if self._identifiers is None:
-            self._identifiers = IdentifierIndex([(m, self.raw(m) or b"") for m in sorted(self.files)])
+            self._identifiers = IdentifierIndex([(m, self.raw(m) or b"") for m in self._order()])
         return self._identifiers
 
     def callers_of(self, name: str) -> tuple[str, ...]:
