@@ -253,12 +253,35 @@ def _has_python2_statement(utf8: bytes, root: Any) -> bool:
 
 
 def _python2_statement_at(root: Any, start: int, size: int) -> bool:
-    node = root.descendant_for_byte_range(start, start + size)
-    while node is not None and node.start_byte == start:
-        if node.type in _PY2_TYPES:
+    """Whether a node of a Python-2 statement's type starts at *start* and holds the word.
+
+    Found going down from the root: tree-sitter's ``Node.parent`` walks down from the root itself, so
+    climbing from ``print`` at the foot of ``x = print + a + ...`` (40,000 terms, as many levels) would
+    cost the depth at every step.
+    """
+    node = root
+    while node is not None and node.start_byte <= start and start + size <= node.end_byte:
+        if node.start_byte == start and node.type in _PY2_TYPES:
             return True
-        node = node.parent
+        node = first_child_ending_after(node, start) if node.child_count else None
     return False
+
+
+def first_child_ending_after(node: Any, byte: int) -> Any:
+    """The first child of *node* that ends after *byte* (None if none does), by a binary search.
+
+    tree-sitter's own ``first_child_for_byte`` crashes the process (a segmentation fault) on a leaf in
+    py-tree-sitter 0.25 and, in 0.26, on a string's content when no child ends after the byte
+    (``s = "a\\n x"``, asked for ``x``): it is not used.
+    """
+    low, high = 0, node.child_count
+    while low < high:
+        middle = (low + high) // 2
+        if node.child(middle).end_byte <= byte:
+            low = middle + 1
+        else:
+            high = middle
+    return node.child(low) if low < node.child_count else None
 
 
 def _libcst_error(path: str, text: str, root: Any) -> FileError | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sgtrace.parse import first_child_ending_after
+
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _BLOCKS = frozenset({"module", "block"})
 
@@ -49,7 +51,7 @@ class Paths:
             stack.pop()
         node = stack[-1]
         while node.child_count:
-            child = _first_child_ending_after(node, start)
+            child = first_child_ending_after(node, start)
             if child is None or child.start_byte > start or child.end_byte < end:
                 return node
             self._up[child.id] = node
@@ -61,23 +63,6 @@ class Paths:
         """The node's parent: from the paths found, else tree-sitter's own (None for the root)."""
         known = self._up.get(node.id)
         return known if known is not None else node.parent
-
-
-def _first_child_ending_after(node: Any, byte: int) -> Any:
-    """The first child of *node* that ends after *byte* (None if none does), by a binary search.
-
-    tree-sitter's own ``first_child_for_byte`` crashes the process (a segmentation fault) on a leaf in
-    py-tree-sitter 0.25 and, in 0.26, on a string's content when no child ends after the byte
-    (``s = "a\\n x"``, asked for ``x``): it is not used.
-    """
-    low, high = 0, node.child_count
-    while low < high:
-        middle = (low + high) // 2
-        if node.child(middle).end_byte <= byte:
-            low = middle + 1
-        else:
-            high = middle
-    return node.child(low) if low < node.child_count else None
 
 
 class Ancestry:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from sgtrace.model import Limits
@@ -238,4 +239,16 @@ def _identifiers(node: Any) -> list[Any]:
             found.append(current)
         else:
             stack.extend(reversed(current.named_children))
+    return found
+
+
+def distinct(values: Iterable[Expr]) -> list[Expr]:
+    """*values* without repeats of one object, in order: the targets of one statement share its value, so
+    a walk over every assignment's value goes through ``a, b, ... = ...`` once, not once per target."""
+    seen: set[int] = set()
+    found: list[Expr] = []
+    for value in values:
+        if id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
     return found

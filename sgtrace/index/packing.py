@@ -60,7 +60,7 @@ def unpack_expr(data: Any) -> Expr:
 def pack_body(body: Body) -> list[Any]:
     """``[assignments, returns, calls, error, leaves]``."""
     return [
-        [_pack_assignment(a) for a in body.assignments],
+        _pack_assignments(body.assignments),
         [_pack_return(r) for r in body.returns],
         [[pack_expr(c.call), c.line, list(c.guard)] for c in body.calls],
         body.error,
@@ -72,7 +72,7 @@ def unpack_body(data: Any) -> Body:
     """The Body :func:`pack_body` wrote."""
     assignments, returns, calls, error, leaves = data
     return Body(
-        tuple(map(_unpack_assignment, assignments)),
+        _unpack_assignments(assignments),
         tuple(map(_unpack_return, returns)),
         tuple(CallSite(unpack_expr(call), _int(line), _strings(guard)) for call, line, guard in calls),
         _str(error),
@@ -80,13 +80,38 @@ def unpack_body(data: Any) -> Body:
     )
 
 
-def _pack_assignment(a: Assignment) -> list[Any]:
+def _pack_assignments(assignments: tuple[Assignment, ...]) -> list[Any]:
+    """The assignments; a value the one before already holds (the targets of one statement share their
+    value: ``a, b, ... = ...`` of n targets) is written as that one's index, not n times over."""
+    packed: list[Any] = []
+    owner = 0  # the first of the assignments holding the value at hand, written whole
+    for index, a in enumerate(assignments):
+        if index > 0 and assignments[index - 1].value is a.value:
+            packed.append(_pack_assignment(a, owner))
+        else:
+            owner = index
+            packed.append(_pack_assignment(a))
+    return packed
+
+
+def _unpack_assignments(packed: Any) -> tuple[Assignment, ...]:
+    found: list[Assignment] = []
+    for data in packed:
+        reference = data[1] if isinstance(data, list) and len(data) > 1 and type(data[1]) is int else None
+        if reference is not None and not 0 <= reference < len(found):
+            raise ValueError("an assignment's value refers to no earlier one")
+        found.append(_unpack_assignment(data, None if reference is None else found[reference].value))
+    return tuple(found)
+
+
+def _pack_assignment(a: Assignment, shares: int | None = None) -> list[Any]:
     t = a.target
     target = [t.kind, t.name, None if t.base is None else pack_expr(t.base), list(t.path), t.line, t.text]
-    return [target, pack_expr(a.value), a.op, list(a.guard), a.code, a.line, a.annotation, list(a.exits)]
+    value = pack_expr(a.value) if shares is None else shares
+    return [target, value, a.op, list(a.guard), a.code, a.line, a.annotation, list(a.exits)]
 
 
-def _unpack_assignment(data: Any) -> Assignment:
+def _unpack_assignment(data: Any, shared: Expr | None = None) -> Assignment:
     target, value, op, guard, code, line, annotation, exits = data
     kind, name, base, path, target_line, text = target
     written = Target(
@@ -99,7 +124,7 @@ def _unpack_assignment(data: Any) -> Assignment:
     )
     return Assignment(
         written,
-        unpack_expr(value),
+        unpack_expr(value) if shared is None else shared,
         _str(op),
         _strings(guard),
         _str(code),

@@ -30,7 +30,7 @@ from sgtrace.index.packing import pack_body, unpack_body
 from sgtrace.index.prefetch import Outlined, outline_file
 from sgtrace.index.store import ContentStore, ModuleEntry, content_digest, error_of
 from sgtrace.model import FileError, SourceFile
-from sgtrace.parse import parse, parse_range, parse_tree, read_bytes, source
+from sgtrace.parse import first_child_ending_after, parse, parse_range, parse_tree, read_bytes, source
 from sgtrace.records import Assignment, Body, ClassDef, Expr, Function, Outline
 
 
@@ -117,6 +117,7 @@ class Project:
         self._raw: dict[str, bytes | None] = {}
         self._modules: dict[str, Module | None] = {}
         self._bodies: dict[tuple[str, str], Body] = {}
+        self._assigned: dict[tuple[str, str], dict[str, tuple[Assignment, ...]]] = {}
         self._mentions: dict[str, tuple[str, ...]] = {}
         #: The byte searches an earlier run of this tree stored (None until first asked), and whether this
         #: run made new ones.
@@ -126,6 +127,11 @@ class Project:
         self._tree_digest: bytes | None = None
         self._unlisted = bool(listing.errors)
         self._subclasses: dict[str, frozenset[str]] = {}
+        #: Memos of what each class is, its bases and its linearisation (deep and wide hierarchies ask often).
+        self._classes: dict[str, tuple[Module, ClassDef] | None] = {}
+        self._bases: dict[str, tuple[str, ...]] = {}
+        self._mros: dict[str, tuple[str, ...]] = {}
+        self._direct: dict[str, frozenset[str]] = {}
         self._trees: dict[str, Any] = {}
         self._tree_bytes = 0
         self._callers: dict[str, tuple[str, ...]] = {}
@@ -321,9 +327,11 @@ class Project:
 
     def class_def(self, qualified: str) -> tuple[Module, ClassDef] | None:
         """The class of that qualified name, if the tree defines it."""
-        loaded, name = self._where(qualified)
-        found = next((c for c in loaded.outline.classes if c.qualname == name), None) if loaded else None
-        return (loaded, found) if loaded is not None and found is not None else None
+        if qualified not in self._classes:
+            loaded, name = self._where(qualified)
+            found = next((c for c in loaded.outline.classes if c.qualname == name), None) if loaded else None
+            self._classes[qualified] = (loaded, found) if loaded is not None and found is not None else None
+        return self._classes[qualified]
 
     def function(self, qualified: str) -> tuple[Module, Function] | None:
         """The function or method of that qualified name, if the tree defines it."""
@@ -365,6 +373,19 @@ class Project:
                     self._grown.add(memo[0])
             self._bodies[memo] = body
         return self._bodies[memo]
+
+    def assigned(self, module: Module, function: Function, name: str) -> tuple[Assignment, ...]:
+        """The assignments of one function that bind local *name*, in order (indexed once per function:
+        a function of thousands of assignments is asked of each name it reads)."""
+        memo = (module.source.module, function.qualname)
+        names = self._assigned.get(memo)
+        if names is None:
+            grouped: dict[str, list[Assignment]] = {}
+            for assignment in self.body(module, function).assignments:
+                if assignment.target.kind == "name":
+                    grouped.setdefault(assignment.target.name, []).append(assignment)
+            names = self._assigned[memo] = {k: tuple(v) for k, v in grouped.items()}
+        return names.get(name, ())
 
     def _read(self, module: Module, function: Function) -> Body:
         node = self._definition(module, function)
@@ -435,23 +456,21 @@ class Project:
         starts = [f.start for f in module.outline.functions]
         found: list[tuple[Function, Assignment]] = []
         seen: set[int] = set()
+        covered = -1  # the end of the last statement read: later matches inside it are in it (a chain a.x = a.x = ...)
         for position in positions:
+            if position < covered:
+                continue
             index = bisect.bisect_right(starts, position) - 1
             if index < 0 or position >= module.outline.functions[index].end:
                 continue
             definition = self._definition(module, module.outline.functions[index])
             if definition is None:
                 continue
-            statement = definition.descendant_for_byte_range(position, position + 1)
-            while (
-                statement is not None
-                and statement.parent is not None
-                and statement.parent.type not in ("block", "module")
-            ):
-                statement = statement.parent
+            statement = _statement_holding(definition, position)
             if statement is None or statement.type != "expression_statement" or statement.start_byte in seen:
                 continue
             seen.add(statement.start_byte)
+            covered = statement.end_byte
             found.extend((module.outline.functions[index], a) for a in self._statement(module, statement))
         return found
 
@@ -523,15 +542,22 @@ class Project:
 
     def bases(self, cls: str) -> list[str]:
         """Qualified names of a class's bases."""
-        found = self.class_def(cls)
-        if found is None:
-            return []
-        module, definition = found
-        return [self.resolve(module.source.module, _strip_generic(b)) for b in definition.bases]
+        if cls not in self._bases:
+            found = self.class_def(cls)
+            if found is None:
+                self._bases[cls] = ()
+            else:
+                module, definition = found
+                named = (_strip_generic(b) for b in definition.bases)
+                self._bases[cls] = tuple(self.resolve(module.source.module, b) for b in named)
+        return list(self._bases[cls])
 
     def mro(self, cls: str) -> list[str]:
-        """C3 linearisation, within the tree (external bases end the walk)."""
-        return list(_mro(self, cls))
+        """C3 linearisation, within the tree (external bases end the walk); each class's is worked out once."""
+        if cls not in self._mros:
+            for klass in _bases_first(self, cls):
+                self._mros[klass] = _c3(klass, [self._mros.get(b, (b,)) for b in self.bases(klass)], self.bases(klass))
+        return list(self._mros[cls])
 
     def mro_definitions(self, cls: str) -> Iterator[tuple[str, Module, ClassDef]]:
         """(name, module, definition) of each class of the MRO that the tree defines, in MRO order."""
@@ -541,27 +567,73 @@ class Project:
                 yield klass, *definition
 
     def subclasses(self, cls: str) -> frozenset[str]:
-        """Every class in the tree that inherits from *cls*, directly or not."""
+        """Every class in the tree that inherits from *cls*, directly or not (each class's set is made
+        once, from its children's: a walk, not a recursion, so a chain of a thousand is as deep as one)."""
         if cls not in self._subclasses:
-            self._subclasses[cls] = frozenset()  # guards against cycles
-            short = cls.rsplit(".", 1)[-1]
-            direct = set()
-            subclassing = self.matching(rf"class\s+\w+\s*\([^)]*\b{re.escape(short)}\b")
-            self.prefetch(subclassing)
-            for module in subclassing:
-                loaded = self.module(module)
-                if loaded is None:
-                    continue
-                for definition in loaded.outline.classes:
-                    if any(short in b for b in definition.bases):
-                        qualified = f"{module}.{definition.qualname}"
-                        if cls in self.bases(qualified):
-                            direct.add(qualified)
-            found = set(direct)
-            for child in direct:
-                found |= self.subclasses(child)
-            self._subclasses[cls] = frozenset(found)
+            order: list[str] = []
+            visited: set[str] = set()
+            stack: list[tuple[str, bool]] = [(cls, False)]
+            while stack:
+                klass, children_done = stack.pop()
+                if children_done:
+                    order.append(klass)
+                elif klass not in visited and klass not in self._subclasses:
+                    visited.add(klass)
+                    stack.append((klass, True))
+                    stack.extend((child, False) for child in self._direct_subclasses(klass))
+            for klass in order:  # each after its children (a child on a cycle of bases adds what it has so far)
+                found: set[str] = set()
+                for child in self._direct_subclasses(klass):
+                    found.add(child)
+                    found |= self._subclasses.get(child, frozenset())
+                found.discard(klass)
+                self._subclasses[klass] = frozenset(found)
         return self._subclasses[cls]
+
+    def _direct_subclasses(self, cls: str) -> frozenset[str]:
+        if cls in self._direct:
+            return self._direct[cls]
+        short = cls.rsplit(".", 1)[-1]
+        direct = set()
+        subclassing = self.matching(rf"class\s+\w+\s*\([^)]*\b{re.escape(short)}\b")
+        self.prefetch(subclassing)
+        for module in subclassing:
+            loaded = self.module(module)
+            if loaded is None:
+                continue
+            for definition in loaded.outline.classes:
+                if any(short in b for b in definition.bases):
+                    qualified = f"{module}.{definition.qualname}"
+                    if cls in self.bases(qualified):
+                        direct.add(qualified)
+        self._direct[cls] = frozenset(direct)
+        return self._direct[cls]
+
+
+#: Statements that hold blocks of statements.
+_COMPOUND = frozenset({
+    "if_statement", "for_statement", "while_statement", "with_statement", "try_statement", "match_statement",
+    "function_definition", "class_definition", "decorated_definition",
+})  # fmt: skip
+
+
+def _statement_holding(definition: Any, position: int) -> Any:
+    """The innermost statement of *definition* that holds the byte at *position* (None if none does).
+
+    Found going down (tree-sitter's ``Node.parent`` walks down from the root at every step): a child of
+    a block is a statement; a simple one holds no other, a compound one is gone into.
+    """
+    node, found = definition, None
+    while node is not None and node.child_count and node.start_byte <= position < node.end_byte:
+        child = first_child_ending_after(node, position)
+        if child is None or child.start_byte > position:
+            break
+        if node.type in ("block", "module"):
+            found = child
+            if child.type not in _COMPOUND:
+                break
+        node = child
+    return found
 
 
 def _definition_in(tree: Any, function: Function, clean: bool = True) -> Any:
@@ -603,28 +675,64 @@ def _strip_generic(base: str) -> str:
     return base.split("[", 1)[0].strip()
 
 
-def _mro(project: Project, cls: str) -> list[str]:
-    return _c3(project, cls, ())
+def _bases_first(project: Project, cls: str) -> list[str]:
+    """The classes of *cls*'s hierarchy whose MRO is not known yet, each after its bases (a walk, not a
+    recursion: a chain of a thousand classes is no deeper than one). A class on a cycle of bases is
+    taken as it is met; its base on the cycle then counts as a class outside the tree."""
+    order: list[str] = []
+    state: dict[str, bool] = {}  # False: its bases are being visited; True: placed in the order
+    stack: list[tuple[str, bool]] = [(cls, False)]
+    while stack:
+        klass, expanded = stack.pop()
+        if expanded:
+            state[klass] = True
+            order.append(klass)
+            continue
+        if klass in state or klass in project._mros:
+            continue
+        state[klass] = False
+        stack.append((klass, True))
+        if project.class_def(klass) is not None:
+            stack.extend((b, False) for b in reversed(project.bases(klass)) if b not in state)
+    return order
 
 
-def _c3(project: Project, cls: str, seen: tuple[str, ...]) -> list[str]:
-    if cls in seen or project.class_def(cls) is None:
-        return [cls]
-    bases = project.bases(cls)
-    sequences = [_c3(project, b, (*seen, cls)) for b in bases] + [list(bases)]
+def _c3(cls: str, linearisations: list[tuple[str, ...]], bases: list[str]) -> tuple[str, ...]:
+    """C3's merge of the bases' linearisations and the bases' list, in time linear in their length.
+
+    Each sequence keeps a cursor; a count of the places each class stands in a sequence's tail (behind
+    its cursor) says in one look-up whether a head may be taken. An inconsistent hierarchy falls back to
+    the first head left, as CPython would refuse but a reader of the code still wants an order.
+    """
+    if len(bases) == 1:  # single inheritance: the base's order, after the class
+        return (cls, *(klass for klass in linearisations[0] if klass != cls))
+    sequences = [*linearisations, tuple(bases)]
+    cursors = [0] * len(sequences)
+    in_tails: dict[str, int] = {}
+    for sequence in sequences:
+        for klass in sequence[1:]:
+            in_tails[klass] = in_tails.get(klass, 0) + 1
     result = [cls]
-    while any(sequences):
-        for sequence in sequences:
-            if not sequence:
-                continue
-            head = sequence[0]
-            if not any(head in other[1:] for other in sequences):
-                break
-        else:  # inconsistent hierarchy: fall back to depth-first order
-            head = next(s for s in sequences if s)[0]
+    taken = {cls}
+
+    def advance(index: int) -> None:
+        sequence = sequences[index]
+        while cursors[index] < len(sequence) and sequence[cursors[index]] in taken:
+            cursors[index] += 1
+            if cursors[index] < len(sequence):
+                in_tails[sequence[cursors[index]]] -= 1  # it leaves the tail for the head
+
+    for index in range(len(sequences)):
+        advance(index)
+    while True:
+        heads = [sequences[i][cursors[i]] for i in range(len(sequences)) if cursors[i] < len(sequences[i])]
+        if not heads:
+            return tuple(result)
+        head = next((h for h in heads if not in_tails.get(h, 0)), heads[0])
         result.append(head)
-        sequences = [s[1:] if s and s[0] == head else [x for x in s if x != head] for s in sequences]
-    return result
+        taken.add(head)
+        for index in range(len(sequences)):
+            advance(index)
 
 
 def _literals(pattern: str) -> list[str]:
