@@ -11,6 +11,7 @@ overrides (none when the budget has no site: then nothing comes from it).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -178,7 +179,7 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
         return _cap(graph, node, "split", derived)
     if any(op == "min" for _, op in incoming):
         return _cap(graph, node, "min", derived)
-    if _ROUND.search(code) or any(u.kind == "call" and "align" in u.label for u, _ in incoming):
+    if _rounds(code) or any(u.kind == "call" and "align" in u.label for u, _ in incoming):
         return _cap(graph, node, "round", derived)
     if any(u.kind == "call" and u.label.endswith(".item(...)") for u, _ in incoming) or "all_reduce" in code:
         return _cap(graph, node, "reduce", derived)
@@ -189,6 +190,12 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
     if family and not any(_in_family(graph, a) and a.kind != "return" for a in nx.ancestors(graph, node) & derived):
         return _cap(graph, node, "base", derived)
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _rounds(code: str) -> bool:
+    """Whether a statement rounds (the targets of one statement share its code: searched once)."""
+    return _ROUND.search(code) is not None
 
 
 def _shared_out(graph: nx.DiGraph, node: Point, outside: list[tuple[Point, str]], code: str) -> bool:

@@ -24,6 +24,7 @@ from sgtrace.analyses.caps import budget_nodes
 from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.graph.paths import pool_writes, reachable
 from sgtrace.graph.points import SOURCES, Point
+from sgtrace.graph.slicer import HUB
 from sgtrace.model import BudgetSite, Cap
 
 #: Each role of a node in the view, left to right, and why a node of that role is shown.
@@ -85,6 +86,9 @@ def _members(
     pool, core = pool_writes(graph)
     for point in sorted(core):
         shown.setdefault(point, (point, _attributes(graph, point, "pool", why=ROLES["pool"])))
+    for point in sorted(p for p in graph.nodes if graph.nodes[p].get(HUB)):  # shown, or n writes fold into n x m edges
+        why = f"the attribute of a class, fed by its {graph.nodes[point][HUB]} writes and read where it flows on"
+        shown.setdefault(point, (point, _attributes(graph, point, "pool", why=why)))
     reads = [p for p in graph.nodes if graph.nodes[p].get("seed") == "read"]
     feeding = reachable(graph, list(shown), downstream=False)
     ends = [p for p in [*reads, *pool] if p not in shown and p not in feeding]

@@ -10,6 +10,7 @@ import networkx as nx
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.reach import REACH, reach
 from sgtrace.graph.slicer import Slicer
+from sgtrace.index.exprs import distinct
 from sgtrace.index.project import Project
 from sgtrace.model import Site
 from sgtrace.records import Body, Expr
@@ -41,8 +42,10 @@ def build(
     for point in _seed_writes(slicer, project, modules, attribute, writes):
         slicer.graph.nodes[point][SEED] = "write"
     slicer.run()
+    scopes: dict[tuple[str, str | None], Scope | None] = {}
+    reads_in: dict[tuple[str, str | None], tuple[list[Expr], dict[int, list[Expr]]]] = {}
     for site in reads:
-        for point in _seed_read(slicer, project, modules, attribute, site):
+        for point in _seed_read(slicer, project, modules, attribute, site, scopes, reads_in):
             slicer.graph.nodes[point][SEED] = "read"
     slicer.run()
     if sliced is not None:
@@ -85,14 +88,22 @@ def calls_within_classes(project: Project, graph: nx.DiGraph) -> list[list[objec
     return sorted(found, key=lambda row: tuple(str(v) for v in row))
 
 
-def _scope(project: Project, modules: dict[str, str], site: Site) -> Scope | None:
+def _scope(
+    project: Project,
+    modules: dict[str, str],
+    site: Site,
+    memo: dict[tuple[str, str | None], Scope | None] | None = None,
+) -> Scope | None:
+    key = (site.path, site.function)
+    if memo is not None and key in memo:
+        return memo[key]
     module = project.module(modules.get(site.path, ""))
-    if module is None or site.function is None:
-        return None
-    for function in module.outline.functions:
-        if function.qualname == site.function:
-            return scope_of(module, function)
-    return None
+    found = None
+    if module is not None and site.function is not None:
+        found = next((scope_of(module, f) for f in module.outline.functions if f.qualname == site.function), None)
+    if memo is not None:
+        memo[key] = found
+    return found
 
 
 def _seed_writes(
@@ -137,35 +148,51 @@ def _seed_field(slicer: Slicer, project: Project, modules: dict[str, str], attri
     return []
 
 
-def _seed_read(slicer: Slicer, project: Project, modules: dict[str, str], attribute: str, site: Site) -> list[Point]:
-    scope = _scope(project, modules, site)
+def _seed_read(
+    slicer: Slicer,
+    project: Project,
+    modules: dict[str, str],
+    attribute: str,
+    site: Site,
+    scopes: dict[tuple[str, str | None], Scope | None],
+    reads_in: dict[tuple[str, str | None], tuple[list[Expr], dict[int, list[Expr]]]],
+) -> list[Point]:
+    scope = _scope(project, modules, site, scopes)
     if scope is None:
         return []
-    body = project.body(scope.module, scope.function)
+    key = (site.path, site.function)
+    if key not in reads_in:  # the function's reads of the attribute by line, gone through once for all its sites
+        body = project.body(scope.module, scope.function)
+        every = [e for e in _attribute_exprs(body, attribute) if e.base is not None]
+        by_line: dict[int, list[Expr]] = {}
+        for expression in every:
+            by_line.setdefault(expression.line, []).append(expression)
+        reads_in[key] = (every, by_line)
     code = " ".join(site.code.split())
-    found = []
-    candidates = [c for c in _attribute_exprs(body, attribute) if c.base is not None and c.text in code]
-    candidates.sort(key=lambda c: c.line != site.line)  # the one on the read's own line first
-    for candidate in candidates:
-        assert candidate.base is not None
-        owners = slicer.types.of(candidate.base, scope, site.line)
-        point = slicer.node(
-            Point("read", candidate.text, scope.path, candidate.line or site.line),
-            function=scope.function.qualname,
-            owner=scope.cls,
-        )
-        if owners:
-            slicer.slots(owners, attribute, point)
-        else:
-            slicer.edge(Point("unknown", f"?.{attribute}", "", 0), point, Edge("read", approximate=True))
-        found.append(point)
-        break
-    return found
+    every, by_line = reads_in[key]
+    # the one on the read's own line first, else the first anywhere in the function that the code holds
+    candidate = next((c for c in by_line.get(site.line, ()) if c.text in code), None)
+    if candidate is None:
+        candidate = next((c for c in every if c.text in code), None)
+    if candidate is None:
+        return []
+    assert candidate.base is not None
+    owners = slicer.types.of(candidate.base, scope, site.line)
+    point = slicer.node(
+        Point("read", candidate.text, scope.path, candidate.line or site.line),
+        function=scope.function.qualname,
+        owner=scope.cls,
+    )
+    if owners:
+        slicer.slots(owners, attribute, point)
+    else:
+        slicer.edge(Point("unknown", f"?.{attribute}", "", 0), point, Edge("read", approximate=True))
+    return [point]
 
 
 def _attribute_exprs(body: Body, attribute: str) -> Iterator[Expr]:
     roots: list[Expr] = (
-        [a.value for a in body.assignments] + [r.value for r in body.returns] + [c.call for c in body.calls]
+        distinct(a.value for a in body.assignments) + [r.value for r in body.returns] + [c.call for c in body.calls]
     )
     roots += [a.target.base for a in body.assignments if a.target.base is not None]
     stack = list(roots)

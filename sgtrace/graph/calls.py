@@ -132,9 +132,5 @@ def _dict_literals(value: Expr, project: Project | None, scope: Scope | None, li
         return [value]
     if value.kind != "name" or project is None or scope is None:
         return []
-    assignments = project.body(scope.module, scope.function).assignments
-    return [
-        a.value
-        for a in assignments
-        if a.target.kind == "name" and a.target.name == value.name and a.line < line and a.value.kind == "dict"
-    ]
+    assignments = project.assigned(scope.module, scope.function, value.name)
+    return [a.value for a in assignments if a.line < line and a.value.kind == "dict"]

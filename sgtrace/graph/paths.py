@@ -69,9 +69,44 @@ def pool_writes(graph: nx.DiGraph) -> tuple[set[Point], list[Point]]:
     is not on the pool's way.
     """
     pool = {p for p in graph.nodes if graph.nodes[p].get("seed") == "write"}
-    core = [
-        p
-        for p in sorted(pool, key=lambda p: (p.path, p.line, p.label))
-        if pool & (reachable(graph, [p]) - {p}) or not pool & (reachable(graph, [p], downstream=False) - {p})
-    ]
+    feeding = reaching_another(graph, pool)
+    fed = reaching_another(graph, pool, downstream=False)
+    core = [p for p in sorted(pool, key=lambda p: (p.path, p.line, p.label)) if p in feeding or p not in fed]
     return pool, core
+
+
+def reaching_another(graph: nx.DiGraph, points: set[Point], downstream: bool = True) -> set[Point]:
+    """The *points* from which another of them is :func:`reachable` (downstream, or upstream).
+
+    In time linear in the graph, not once per point: the states a path can be in (a node and its
+    pending call) make a plain graph, whose strongly connected components, taken from the last,
+    each learn two of the points they reach (two are enough to know one is not the start).
+    """
+    start = [(p, "") for p in sorted(points, key=lambda p: (p.path, p.line, p.label)) if p in graph]
+    states: nx.DiGraph = nx.DiGraph()
+    states.add_nodes_from(start)
+    seen = set(start)
+    queue = deque(start)
+    while queue:
+        current = queue.popleft()
+        for neighbour, data in _steps(graph, current[0], downstream):
+            pending = _through(data, current[1], downstream)
+            if pending is None:
+                continue
+            following = (neighbour, pending)
+            states.add_edge(current, following)
+            if following not in seen:
+                seen.add(following)
+                queue.append(following)
+    condensed = nx.condensation(states)
+    component = condensed.graph["mapping"]
+    found: dict[int, tuple[Point, ...]] = {}
+    for index in reversed(list(nx.topological_sort(condensed))):
+        own = {state[0] for state in condensed.nodes[index]["members"] if state[0] in points}
+        these = sorted(own, key=lambda p: (p.path, p.line, p.label))[:2]
+        for successor in condensed.successors(index):
+            if len(these) >= 2:
+                break
+            these.extend(p for p in found[successor] if p not in these)
+        found[index] = tuple(these[:2])
+    return {state[0] for state in start if any(p != state[0] for p in found[component[state]])}

@@ -43,6 +43,13 @@ from sgtrace.index.exprs import FOR_PREFIX
 from sgtrace.index.project import Module, Project, contains, is_test_module, write_pattern
 from sgtrace.records import Assignment, Body, Expr, Field, Function, Param
 
+#: An attribute of a class fed by more writes and fields than this feeds its reads through one node (a
+#: hub: kind ``field``, at the class's line, its attribute ``hub`` the number of its sources), so n
+#: writes and m reads make n + m edges, not n x m.
+HUB_SOURCES = 16
+#: Chains of calls a function is read in, each apart, before it is read once for all callers (SGLang
+#: enters none in more than six: 0.5.9 and 0.5.23).
+MAX_CONTEXTS = 16
 #: Writes through receivers other than ``self`` are searched for only when the attribute is
 #: written in at most this many modules.
 MAX_FOREIGN_WRITE_MODULES = 25
@@ -88,6 +95,13 @@ class Slicer:
         #: The calls that may run each function, and what they pass (see :mod:`~sgtrace.graph.calls`).
         self.calls = CallIndex(project, self.types)
         self._foreign: dict[str, list[tuple[Scope, Assignment]]] = {}
+        self._foreign_classes: dict[str, dict[str, list[tuple[Scope, Assignment]]]] = {}
+        #: Function -> the chains of calls it was entered in (see :meth:`_enter`).
+        self._contexts: dict[str, set[str]] = {}
+        #: Memos of :meth:`_slot` (by class and name) and of :meth:`slots` (by owners and name).
+        self._slots: dict[tuple[str, str], tuple[Callable[[Point], None], ...]] = {}
+        self._slot_sources: dict[tuple[frozenset[str], str], tuple[Callable[[Point], None], ...]] = {}
+        self._holders_memo: dict[tuple[str, str], frozenset[str]] = {}
         #: Whether the callees being linked were guessed by method name (see :meth:`guesses`).
         self._guessing = False
         #: Names a comprehension being fed binds, and the element point each stands for.
@@ -281,7 +295,7 @@ class Slicer:
         inner = scope_of(module, function)
         site = ""
         if caller is not None:
-            inner = inner.entered(*caller)
+            inner = self._enter(inner, caller)
             site = call_site(caller[0], caller[1], caller[2])
         suffix = "".join(f"[{i}]" for i in path)
         for ret in self.project.body(module, function).returns:
@@ -295,6 +309,17 @@ class Slicer:
                 inner.context,
                 site,
             )
+
+    def _enter(self, scope: Scope, caller: tuple[Scope, Expr, int]) -> Scope:
+        """*scope* entered from one call, while the function has been entered in fewer than MAX_CONTEXTS
+        chains of calls; past that, the function is read once for all its callers (its parameters fed by
+        every call). Sixty calls a level, three levels deep, would otherwise be 216,000 readings of the last."""
+        entered = scope.entered(*caller)
+        seen = self._contexts.setdefault(scope.name, set())
+        if entered.context not in seen and len(seen) >= MAX_CONTEXTS:
+            return scope
+        seen.add(entered.context)
+        return entered
 
     def feed_const(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
         self.edge(Point("const", value.text, scope.path, line), target, Edge(op))
@@ -327,7 +352,7 @@ class Slicer:
             if bound != target:
                 self.edge(bound, target, Edge(op))
             return
-        definitions = _reaching(self.project.body(scope.module, scope.function).assignments, value.name, line)
+        definitions = _reaching(self.project.assigned(scope.module, scope.function, value.name), line)
         for assignment in definitions:
             self.edge(
                 self.assignment_point(scope, assignment),
@@ -544,40 +569,121 @@ class Slicer:
 
     def slots(self, owners: frozenset[str], name: str, target: Point) -> None:
         """Feed a read of ``obj.name`` (obj one of *owners*) from every class in their MROs."""
-        classes: dict[str, None] = {}
-        for owner in sorted(owners):
-            for klass in self.project.mro(owner):
-                classes.setdefault(klass, None)
-        for klass in classes:
-            self._slot(klass, name, target)
+        memo = (owners, name)
+        if memo not in self._slot_sources:
+            holders = self._holders(owners, name)
+            self._slot_sources[memo] = tuple(source for klass in holders for source in self._slot(klass, name))
+        for source in self._slot_sources[memo]:
+            source(target)
 
-    def _slot(self, klass: str, name: str, target: Point) -> None:
+    def _holders(self, owners: frozenset[str], name: str) -> list[str]:
+        """The classes of the owners' MROs that feed attribute *name* themselves: in the first owner's MRO
+        order, then the rest by name.
+
+        Each class's own holders are the union of its bases' and itself (worked out once per class and
+        name): a read of ``self`` in a class with a thousand subclasses has a thousand owners, and their
+        MROs a million places between them, but only the few classes that write the attribute matter.
+        """
+        ordered = sorted(owners)
+        found: set[str] = set()
+        for owner in ordered:
+            found |= self._held_by(owner, name)
+        if not ordered or not found:
+            return []
+        first = self.project.mro(ordered[0])
+        return [k for k in first if k in found] + sorted(found.difference(first))
+
+    def _held_by(self, cls: str, name: str) -> frozenset[str]:
+        """The classes of *cls*'s MRO whose :meth:`_slot` of *name* is not empty (a walk, no recursion)."""
+        memo = self._holders_memo
+        if (cls, name) not in memo:
+            order: list[str] = []
+            visited: set[str] = set()
+            stack: list[tuple[str, bool]] = [(cls, False)]
+            while stack:
+                klass, bases_done = stack.pop()
+                if bases_done:
+                    order.append(klass)
+                elif klass not in visited and (klass, name) not in memo:
+                    visited.add(klass)
+                    stack.append((klass, True))
+                    stack.extend((base, False) for base in self.project.bases(klass))
+            for klass in order:
+                found = {klass} if self._slot(klass, name) else set()
+                for base in self.project.bases(klass):
+                    found |= memo.get((base, name), frozenset())
+                memo[(klass, name)] = frozenset(found)
+        return memo[(cls, name)]
+
+    def _slot(self, klass: str, name: str) -> tuple[Callable[[Point], None], ...]:
+        """What feeds attribute *name* of *klass* itself (fields, a property, writes on ``self`` and
+        elsewhere), each as a function linking it to a read; worked out once per class and name."""
+        memo = (klass, name)
+        if memo in self._slots:
+            return self._slots[memo]
         definition = self.project.class_def(klass)
-        if definition is None:
-            return
-        module, cls = definition
-        for field in cls.fields:
-            if field.name == name:
-                point = self.field_point(module, klass, field.name, field.line)
-                self.edge(point, target, Edge("field"), partial(self.field_sources, module, klass, field))
-        writes = write_pattern(name)
-        for method_module, method in self.project.methods(klass):
-            if method.qualname.rsplit(".", 1)[-1] == name and "property" in method.decorators:
-                self._returns_into(method_module, method, target, "property", ())
-                continue
-            if not contains(method_module, method, writes):
-                continue
-            scope = scope_of(method_module, method)
-            for assignment in self.project.body(method_module, method).assignments:
-                written = assignment.target
-                if written.kind == "attr" and written.name == name and _is_self(written.base, scope):
-                    point = self.assignment_point(scope, assignment)
-                    self.edge(point, target, Edge("copy"), self._expander(scope, assignment, point))
-        for scope, assignment in self._foreign_writes(name):
-            base = assignment.target.base
-            if base is not None and klass in self.types.of(base, scope, assignment.line):
+        sources: list[Callable[[Point], None]] = []
+        if definition is not None:
+            module, cls = definition
+            for field in cls.fields:
+                if field.name == name:
+                    point = self.field_point(module, klass, field.name, field.line)
+                    feed = partial(self.field_sources, module, klass, field)
+                    sources.append(partial(self._link, point, Edge("field"), feed, ""))
+            writes = write_pattern(name)
+            for method_module, method in self.project.methods(klass):
+                if method.qualname.rsplit(".", 1)[-1] == name and "property" in method.decorators:
+                    sources.append(partial(self._property_into, method_module, method))
+                    continue
+                if not contains(method_module, method, writes):
+                    continue
+                scope = scope_of(method_module, method)
+                for assignment in self.project.body(method_module, method).assignments:
+                    written = assignment.target
+                    if written.kind == "attr" and written.name == name and _is_self(written.base, scope):
+                        point = self.assignment_point(scope, assignment)
+                        expand = self._expander(scope, assignment, point)
+                        sources.append(partial(self._link, point, Edge("copy"), expand, ""))
+            for scope, assignment in self._foreign_by_class(name).get(klass, ()):
                 point = self.assignment_point(scope, assignment)
-                self.edge(point, target, Edge("copy"), self._expander(scope, assignment, point), scope.context)
+                expand = self._expander(scope, assignment, point)
+                sources.append(partial(self._link, point, Edge("copy"), expand, scope.context))
+        if definition is not None and len(sources) > HUB_SOURCES:
+            module, cls = definition
+            label = f"{klass.rsplit('.', 1)[-1]}.{name}"
+            hub = self.node(Point("field", label, module.source.path, cls.line), owner=klass, **{HUB: len(sources)})
+            sources = [partial(self._through_hub, hub, tuple(sources), set())]
+        self._slots[memo] = tuple(sources)
+        return self._slots[memo]
+
+    def _through_hub(
+        self, hub: Point, sources: tuple[Callable[[Point], None], ...], modes: set[str], target: Point
+    ) -> None:
+        """Link a read to an attribute's hub, the hub first linked to every source (again once in main mode,
+        if it was first linked while following another quantity's provenance)."""
+        if MAIN not in modes and self._mode not in modes:
+            modes.add(self._mode)
+            for source in sources:
+                source(hub)
+        self.edge(hub, target, Edge("field"))
+
+    def _link(self, source: Point, edge: Edge, expand: Callable[[], None], context: str, target: Point) -> None:
+        self.edge(source, target, edge, expand, context)
+
+    def _property_into(self, module: Module, method: Function, target: Point) -> None:
+        self._returns_into(module, method, target, "property", ())
+
+    def _foreign_by_class(self, name: str) -> dict[str, list[tuple[Scope, Assignment]]]:
+        """The writes of ``x.name`` on receivers other than ``self``, by the classes ``x`` may be."""
+        if name not in self._foreign_classes:
+            found: dict[str, list[tuple[Scope, Assignment]]] = {}
+            for scope, assignment in self._foreign_writes(name):
+                base = assignment.target.base
+                if base is not None:
+                    for klass in sorted(self.types.of(base, scope, assignment.line)):
+                        found.setdefault(klass, []).append((scope, assignment))
+            self._foreign_classes[name] = found
+        return self._foreign_classes[name]
 
     def _foreign_writes(self, name: str) -> list[tuple[Scope, Assignment]]:
         """Writes of ``x.name`` on receivers other than ``self``, anywhere in the tree (tests left out)."""
@@ -634,6 +740,8 @@ class Slicer:
 #: it (return -> what the call assigns), so analyses can keep to paths where calls and returns match.
 #: An edge made while following another quantity's provenance carries ``side: True``.
 ENTER, EXIT = "enter", "exit"
+#: Node attribute of a hub (see HUB_SOURCES): the number of writes and fields it stands between.
+HUB = "hub"
 
 
 def _tag(data: dict[str, object], key: str, site: str) -> None:
@@ -699,13 +807,13 @@ def _literal(value: Expr) -> str | None:
     return match.group(2) if match else None
 
 
-def _reaching(assignments: tuple[Assignment, ...], name: str, line: int) -> list[Assignment]:
-    """Assignments to local *name* that may reach *line*: from the last one dominating it, onwards.
+def _reaching(assignments: tuple[Assignment, ...], line: int) -> list[Assignment]:
+    """Assignments to a local (all of them, in order) that may reach *line*: from the last one dominating it, onwards.
 
     "Dominating" is approximated by guards: an earlier assignment whose guard is
     a prefix of a later one's is overwritten by it on that path.
     """
-    earlier = [a for a in assignments if a.target.kind == "name" and a.target.name == name and a.line < line]
+    earlier = [a for a in assignments if a.line < line]
     if not earlier:
         return []
     last_unconditional = 0

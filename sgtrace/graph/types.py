@@ -106,11 +106,9 @@ class Types:
         for param in scope.function.params:
             if param.name == name and param.annotation:
                 return self.classes(scope.module, param.annotation)
-        body = self.project.body(scope.module, scope.function)
         found: set[str] = set()
-        for assignment in body.assignments:
-            target = assignment.target
-            if target.kind == "name" and target.name == name and assignment.line < line and not target.path:
+        for assignment in self.project.assigned(scope.module, scope.function, name):
+            if assignment.line < line and not assignment.target.path:
                 found |= self.of(assignment.value, scope, assignment.line, depth + 1)
         return frozenset(found)
 
@@ -140,11 +138,9 @@ class Types:
         for param in scope.function.params:
             if param.name == value.name:
                 return self.subclass_closure(scope.module, param.annotation) if param.annotation else frozenset()
-        body = self.project.body(scope.module, scope.function)
         found: set[str] = set()
-        for assignment in body.assignments:
-            target = assignment.target
-            if target.kind == "name" and target.name == value.name and assignment.line < line:
+        for assignment in self.project.assigned(scope.module, scope.function, value.name):
+            if assignment.line < line:
                 found |= self.class_refs(assignment.value, scope, assignment.line, depth + 1)
         return frozenset(found)
 
@@ -172,8 +168,7 @@ class Types:
         """The classes a dict (or list) registry holds: ``WORKERS[key]`` with ``WORKERS = {"a": A}``."""
         literals: list[Expr] = []
         if base.kind == "name":
-            body = self.project.body(scope.module, scope.function)
-            literals = [a.value for a in body.assignments if a.target.kind == "name" and a.target.name == base.name]
+            literals = [a.value for a in self.project.assigned(scope.module, scope.function, base.name)]
             if not literals:
                 found = self.project.global_value(scope.module.source.module, base.name)
                 literals = [found] if found is not None else []
@@ -274,9 +269,9 @@ class Types:
         """What a local bound to ``functools.partial(f, ...)`` wraps: ``f``."""
         if callee.kind != "name":
             return None
-        for assignment in self.project.body(scope.module, scope.function).assignments:
-            target, value = assignment.target, assignment.value
-            if target.kind == "name" and target.name == callee.name and assignment.line < line:
+        for assignment in self.project.assigned(scope.module, scope.function, callee.name):
+            value = assignment.value
+            if assignment.line < line:
                 if value.kind == "call" and value.base is not None and value.base.text in _PARTIAL and value.args:
                     return value.args[0]
         return None
