@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -126,7 +124,9 @@ def _ensure(cache_dir: Path) -> Path:
 SUBPROCESS_TIMEOUT = 600.0
 
 
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    command: list[str], cwd: Path, feed: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run a helper process (pip, git) so that nothing of the folder sgtrace runs in, or of the tree, is run.
 
     It starts in *cwd* (a folder sgtrace made), with no input, within SUBPROCESS_TIMEOUT. Python is
@@ -136,9 +136,10 @@ def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     """
     name = Path(command[0]).name
     try:
-        return subprocess.run(
-            command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, timeout=SUBPROCESS_TIMEOUT
-        )
+        limit = SUBPROCESS_TIMEOUT
+        if feed is not None:
+            return subprocess.run(command, cwd=cwd, capture_output=True, input=feed, timeout=limit, env=env)
+        return subprocess.run(command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, timeout=limit, env=env)
     except subprocess.TimeoutExpired:
         raise FetchError(f"{name} did not finish within {SUBPROCESS_TIMEOUT:.0f} s") from None
     except OSError as exc:
@@ -292,36 +293,87 @@ def _kept(path: PurePosixPath) -> bool:
 
 
 def git_tree(repository: str, revision: str, cache_dir: Path, limits: Limits = Limits()) -> Path:
-    """The ``.py`` and packaging files of *repository* at *revision* (``git archive``), unpacked into the cache once."""
-    sha = _git(repository, "rev-parse", "--verify", f"{revision}^{{commit}}").decode().strip()
+    """The ``.py`` and packaging files of *repository* at *revision*, unpacked into the cache once.
+
+    Read as git's raw objects (``ls-tree``, ``cat-file --batch``): no filter, attribute, hook or other
+    program a repository's configuration names is run (``git archive`` would run a ``smudge`` filter).
+    """
+    sha = _git(repository, "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}").decode().strip()
     final = _entry(cache_dir, f"git-{sha}-{_GIT_LAYOUT}")
     if final.is_dir():
         return final
-    archive = _git(repository, "archive", "--format=tar", sha)
-    work = Path(tempfile.mkdtemp(prefix=".git-", dir=_ensure(cache_dir)))
     budget = _Budget(limits.unpacked_bytes, f"{revision} of {repository}")
+    wanted: list[tuple[PurePosixPath, str]] = []
+    for row in _git(repository, "ls-tree", "-r", "-z", "--long", "--full-tree", sha).split(b"\0"):
+        meta, _, name = row.partition(b"\t")
+        fields = meta.split()
+        if len(fields) != 4 or fields[0] not in (b"100644", b"100755") or fields[1] != b"blob":
+            continue  # links, submodules and trees are not files of the tree
+        path = PurePosixPath(os.fsdecode(name))
+        if not _kept(path) or path.is_absolute() or ".." in path.parts:
+            continue
+        budget.spend(int(fields[3]))
+        wanted.append((path, fields[2].decode("ascii")))
+    contents = _git_blobs(repository, [blob for _, blob in wanted])
+    work = Path(tempfile.mkdtemp(prefix=".git-", dir=_ensure(cache_dir)))
     try:
         tree = work / "tree"
-        with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
-            for member in bundle.getmembers():
-                path = PurePosixPath(member.name)
-                if not member.isfile() or not _kept(path) or path.is_absolute() or ".." in path.parts:
-                    continue
-                source = bundle.extractfile(member)
-                if source is None:
-                    continue
-                budget.spend(member.size)
-                destination = tree.joinpath(*path.parts)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                destination.write_bytes(source.read())
+        for path, blob in wanted:
+            destination = tree.joinpath(*path.parts)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(contents[blob])
         return _publish(tree, final)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _git(repository: str, *arguments: str) -> bytes:
+def _git_blobs(repository: str, blobs: list[str]) -> dict[str, bytes]:
+    """The raw contents of *blobs* (``git cat-file --batch``: no filter, no text conversion)."""
+    if not blobs:
+        return {}
+    output = _git(repository, "cat-file", "--batch", feed="".join(f"{b}\n" for b in blobs).encode())
+    found: dict[str, bytes] = {}
+    at = 0
+    while at < len(output):
+        end = output.index(b"\n", at)
+        header = output[at:end].split()
+        if len(header) != 3:
+            raise FetchError(f"git cat-file gave an unexpected answer in {repository}: {header[:2]!r}")
+        size = int(header[2])
+        found[header[0].decode("ascii")] = output[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
+#: Settings given to every git process on its command line, where they win over the repository's own
+#: configuration: every program a configuration can name is turned off (a repository handed over as a
+#: folder carries its own ``.git/config``; hooks, filters and text conversions are not run by the
+#: commands sgtrace uses, and are turned off all the same).
+_GIT_SAFE = (
+    "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "core.editor=false",
+    "core.sshCommand=false", "core.gitProxy=false", "core.askPass=false", "core.alternateRefsCommand=false",
+    "credential.helper=", "diff.external=", "gpg.program=false", "gpg.ssh.program=false", "gpg.x509.program=false",
+    "sequence.editor=false", "uploadpack.packObjectsHook=", "protocol.allow=never", "core.attributesFile=/dev/null",
+)  # fmt: skip
+
+
+def _git_environment() -> dict[str, str]:
+    """The environment of a git process: no ``GIT_*`` of the caller's, no system or user configuration,
+    no prompt, no pager, and no replacement objects."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in ("PAGER", "EDITOR", "VISUAL")}
+    return {
+        **kept,
+        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }  # fmt: skip
+
+
+def _git(repository: str, *arguments: str, feed: bytes | None = None) -> bytes:
+    settings = [item for setting in _GIT_SAFE for item in ("-c", setting)]
+    command = ["git", "--no-pager", *settings, "-C", os.path.abspath(repository), *arguments]
     with tempfile.TemporaryDirectory(prefix="sgtrace-git-") as scratch:
-        proc = _run(["git", "-C", os.path.abspath(repository), *arguments], Path(scratch))
+        proc = _run(command, Path(scratch), feed, _git_environment())
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise FetchError(f"git {arguments[0]} failed in {repository}: {message[-1] if message else proc.returncode}")

@@ -288,3 +288,67 @@ def test_sizes_that_are_not_sizes_are_usage_errors(tmp_path: Path, value: str) -
     assert proc.returncode == 2
     assert proc.stderr.startswith("sgtrace: error: Invalid value for '--max-file-size'")
     assert proc.stderr.count("\n") == 1
+
+
+# -- a repository's git configuration names no program that runs ---------------------------------------------
+
+#: kind -> (the repository's own configuration (key, value), files it holds besides the code). Each
+#: program writes a marker named after its kind; none may be written.
+HOOKS: dict[str, tuple[list[tuple[str, str]], dict[str, str]]] = {
+    "smudge filter": ([("filter.probe.smudge", "{probe} cat")], {".gitattributes": "*.py filter=probe\n"}),
+    "clean filter": ([("filter.probe.clean", "{probe} cat")], {".gitattributes": "*.py filter=probe\n"}),
+    "process filter": (
+        [("filter.probe.process", "{probe} cat"), ("filter.probe.required", "true")],
+        {".gitattributes": "*.py filter=probe\n"},
+    ),
+    "text conversion": ([("diff.probe.textconv", "{probe} cat")], {".gitattributes": "*.py diff=probe\n"}),
+    "external diff": ([("diff.external", "{probe} true")], {}),
+    "fsmonitor": ([("core.fsmonitor", "{probe} true")], {}),
+    "pager": ([("core.pager", "{probe} cat"), ("pager.log", "{probe} cat")], {}),
+    "hooks": ([("core.hooksPath", "{hooks}")], {}),
+    "alternate refs": ([("core.alternateRefsCommand", "{probe} true")], {}),
+    "ssh": ([("core.sshCommand", "{probe} true"), ("core.gitProxy", "{probe} true")], {}),
+    "credential helper": ([("credential.helper", "!{probe} true")], {}),
+    "upload-pack hook": ([("uploadpack.packObjectsHook", "{probe} true")], {}),
+    "gpg": ([("gpg.program", "{probe} true"), ("log.showSignature", "true")], {}),
+}
+
+
+def _git(repository: Path, *arguments: str) -> None:
+    subprocess.run(["git", "-C", str(repository), *arguments], check=True, capture_output=True,
+                   env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"})  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(HOOKS))
+def test_no_program_a_repository_configures_runs(tmp_path: Path, kind: str) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    probe = tmp_path / "probe.sh"  # touches its marker, then runs what follows it (a filter must still pass data)
+    probe.write_text(f'#!/bin/sh\ntouch "{markers}/$(basename "$0")-$$"\nexec "$@"\n')
+    probe.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("post-checkout", "pre-commit", "reference-transaction", "post-index-change", "pre-auto-gc"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {markers}/{hook}\n")
+        (hooks / hook).chmod(0o755)
+    repository = tmp_path / "repository"
+    (repository / "pkg").mkdir(parents=True)
+    _git(repository, "init", "-q")
+    source = "class R:\n    def f(self, server_args):\n        self.max_total_num_tokens = int(server_args.{} * 10)\n"
+    (repository / "pkg" / "m.py").write_text(source.format("mem_fraction_static"))
+    settings, files = HOOKS[kind]
+    for name, text in files.items():
+        (repository / name).write_text(text)
+    _git(repository, "add", "-A")
+    _git(repository, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "one")
+    lowered = source.format("mem_fraction_static") + "        self.max_total_num_tokens //= 2\n"
+    (repository / "pkg" / "m.py").write_text(lowered)
+    _git(repository, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qam", "two")
+    for key, value in settings:  # configured after the commits: git itself would have run them
+        _git(repository, "config", key, value.format(probe=probe, hooks=hooks))
+    result = CliRunner().invoke(
+        cli, ["diff", "HEAD~1", "HEAD", "--git", str(repository), "--cache-dir", str(tmp_path / "cache")]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert "added" in result.stderr  # the second revision's //= 2 is a new cap: the blobs were read
+    assert list(markers.iterdir()) == []
