@@ -140,3 +140,52 @@ def test_tree_is_not_written_even_when_read_only(tmp_path: Path) -> None:
         assert sorted(p.name for p in tree.iterdir()) == ["m.py"]
     finally:
         tree.chmod(0o755)
+
+
+#: Forged graph entries: (what is replaced, by what); "DEEP" stands for 7,000 levels of lists.
+FORGED = [
+    ("nodes", [1, 2]), ("nodes", "s"), ("nodes", "DEEP"), ("links", {"a": 1}), ("graph", [1]),
+    ("node", [1]), ("node", 5), ("node", "DEEP"), ("node fields", "x"), ("node fields", None), ("node fields", [1]),
+    ("link", [1]), ("link fields", "DEEP"), ("graph fields", "DEEP"), ("graph fields", {"a": [1]}),
+]  # fmt: skip
+
+
+def _forge(entry: dict[str, object], part: str, value: object) -> str:
+    data = entry["data"]
+    assert isinstance(data, dict)
+    if part in ("nodes", "links", "graph"):
+        data[part] = value
+    elif part in ("node", "link"):
+        data[part + "s"] = [value for _ in data[part + "s"]]
+    else:
+        records = data["graph"] if part == "graph fields" else data["nodes"]
+        for record in [records] if isinstance(records, dict) else records:
+            for name in record:
+                record[name] = value
+    return json.dumps(entry).replace('"DEEP"', "[" * 7000 + "]" * 7000)
+
+
+@pytest.mark.parametrize(("part", "value"), FORGED)
+def test_a_forged_graph_in_the_cache_costs_a_warning_not_the_answer(tmp_path: Path, part: str, value: object) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "m.py").write_text(TRAP.split("\n\n\n", 1)[1])
+    cache = tmp_path / "cache"
+    runner = CliRunner()
+    commands = [
+        ["caps", str(tree), "--format", "json"],
+        ["trace", "max_total_num_tokens", str(tree), "--format", "json"],
+        ["explain", str(tree), "--set", "avail=10", "--set", "total=20", "--set", "mem_fraction_static=0.5"],
+        ["report", str(tree), "-o", str(tmp_path / "page.html")],
+    ]
+    first = [runner.invoke(cli, [*c, "--cache-dir", str(cache)]) for c in commands]
+    assert [r.exit_code for r in first] == [0, 0, 0, 0], [r.output for r in first]
+    for entry_path in (cache / "graph").rglob("*.json"):
+        entry = json.loads(entry_path.read_text())
+        if isinstance(entry.get("data"), dict) and "nodes" in entry["data"]:
+            entry_path.write_text(_forge(entry, part, value))
+    for command, before in zip(commands, first, strict=True):
+        again = runner.invoke(cli, [*command, "--cache-dir", str(cache)])
+        assert again.exit_code == 0, (command, again.output)
+        if command[0] != "report":
+            assert again.stdout == before.stdout, command

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -38,7 +39,9 @@ def skeleton(graph: nx.DiGraph) -> nx.DiGraph:
 
 
 def from_data(data: dict[str, Any]) -> nx.DiGraph:
-    """The graph back, with Point nodes; raises KeyError/TypeError/ValueError on foreign data."""
+    """The graph back, with Point nodes; raises KeyError/TypeError/ValueError on foreign data (anything
+    but what :func:`to_data` writes: every record, attribute and graph attribute is checked first)."""
+    _check(data)
     loaded = nx.node_link_graph(data, directed=True, multigraph=False, edges="links")
     graph = nx.DiGraph()
     graph.graph.update(loaded.graph)
@@ -57,3 +60,53 @@ def from_data(data: dict[str, Any]) -> nx.DiGraph:
 def _plain(attributes: dict[str, Any]) -> dict[str, Any]:
     """JSON-friendly attributes: tuples become lists, None is dropped."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in attributes.items() if v is not None}
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _rows(*kinds: type) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if not isinstance(value, list):
+            return False
+        shaped = (isinstance(row, list) and len(row) == len(kinds) for row in value)
+        return all(shaped) and all(type(v) is k for row in value for v, k in zip(row, kinds, strict=True))
+
+    return check
+
+
+def _of(kind: type) -> Callable[[Any], bool]:
+    return lambda value: type(value) is kind
+
+
+#: Node, edge and graph attributes the slice writes, and what each must be.
+_NODE: dict[str, Callable[[Any], bool]] = {
+    "id": _of(str), "kind": _of(str), "label": _of(str), "path": _of(str), "line": _of(int), "code": _of(str),
+    "owner": _of(str), "function": _of(str), "seed": _of(str), "hub": _of(int), "guard": _strings,
+    "exits": _strings, "knobs": _strings,
+}  # fmt: skip
+_EDGE: dict[str, Callable[[Any], bool]] = {
+    "source": _of(str), "target": _of(str), "op": _of(str), "approximate": _of(bool), "side": _of(bool),
+    "enter": _strings, "exit": _strings,
+}  # fmt: skip
+_GRAPH: dict[str, Callable[[Any], bool]] = {
+    "attribute": _of(str), "truncated": _of(bool), "errors": _rows(str, int, str), "calls": _rows(str, str, str, int),
+    "reach": lambda value: isinstance(value, dict),  # read field by field where it is used (analyses.reached)
+}  # fmt: skip
+
+
+def _check(data: Any) -> None:
+    """ValueError unless *data* has the shape :func:`to_data` gives (a cache entry may be forged)."""
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list) or not isinstance(data.get("links"), list):
+        raise ValueError("not a graph")
+    graph = data.get("graph", {})
+    if not isinstance(graph, dict) or not all(k in _GRAPH and _GRAPH[k](v) for k, v in graph.items()):
+        raise ValueError("a graph attribute of the wrong shape")
+    shapes = ((data["nodes"], _NODE, ("id", *_POINT_FIELDS)), (data["links"], _EDGE, ("source", "target")))
+    for records, kinds, required in shapes:
+        for record in records:
+            if not isinstance(record, dict) or not all(k in record for k in required):
+                raise ValueError("a node or edge that is not a record")
+            if not all(k in kinds and kinds[k](v) for k, v in record.items()):
+                raise ValueError("a node or edge attribute of the wrong shape")
