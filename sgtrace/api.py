@@ -69,6 +69,11 @@ DEFAULT_MAX_LOG_BYTES = 2 << 30
 class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
+    def __init__(self, message: str, option: str = "", name: str = "", where: str = "") -> None:
+        super().__init__(message)
+        #: For a name the trees do not hold: the option that gave it, the name and the trees (else "").
+        self.option, self.name, self.where = option, name, where
+
 
 def rewound(log: bytes | str | BinaryIO) -> bytes | str | BinaryIO:
     """*log* ready to be read from its start: a command that reads it twice (``diff`` evaluates both
@@ -450,7 +455,7 @@ def _known(name: str, option: str, trees: Sequence[Tree]) -> None:
     try:
         require(name, option, trees)
     except UnknownName as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), exc.option, exc.name, exc.where) from exc
 
 
 def _written(query: TraceQuery, prepared: Sequence[_Prepared]) -> None:
@@ -469,6 +474,9 @@ def _reached(budget: str, attribute: str, results: Sequence[CapsResult], prepare
         return ""
     trees = [_tree(p) for p in prepared]
     _known(budget, "--budget", trees)
+    if any(r.truncated for r in results):
+        nodes = max(p.query.max_nodes for p in prepared)
+        return f"the slice of .{attribute} was cut at --max-nodes {nodes} before --budget {budget} was met (raise it)"
     return unreached(budget, attribute, trees)
 
 

@@ -161,3 +161,31 @@ def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert not (cache / "manifest").exists() and (cache / "releases" / "sglang-0" / "m.py").exists()
     _invoke("cache", "clear", "--cache-dir", str(cache))
     assert "(empty)" in _invoke("cache", "info", "--cache-dir", str(cache))[1]
+
+
+def test_a_default_budget_the_tree_never_names_is_said_as_a_default(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("class A:\n    def f(self, x):\n        self.max_total_num_tokens = x // 2\n")
+    for command in (["caps", str(tmp_path)], ["explain", str(tmp_path), "--set", "x=1"]):
+        code, out, err = _invoke(*command, "--cache-dir", str(tmp_path / "cache"))
+        assert code == 2 and out == ""
+        assert err.strip().splitlines() == [
+            f"sgtrace: error: {tmp_path} never names mem_fraction_static, the default budget knob (--budget "
+            f"mem_fraction_static): name the one this tree uses with --budget NAME (sgtrace find NAME {tmp_path} "
+            "shows where a name is written)"
+        ]
+    code, _, err = _invoke("caps", str(tmp_path), "--budget", "mem_fraction_statik", "--cache-dir", str(tmp_path / "c"))
+    assert code == 2 and err.startswith(f"sgtrace: error: --budget mem_fraction_statik: not a name in {tmp_path}")
+
+
+@pytest.mark.parametrize("where", ["file", "under a file"])
+def test_a_cache_that_cannot_be_used_costs_a_warning_not_the_answer(tmp_path: Path, where: str) -> None:
+    (tmp_path / "tree").mkdir()
+    write = "self.max_total_num_tokens = int(server_args.mem_fraction_static * 8)"
+    (tmp_path / "tree" / "m.py").write_text(f"class A:\n    def f(self, server_args):\n        {write}\n")
+    (tmp_path / "file").write_text("not a folder")
+    cache = tmp_path / "file" if where == "file" else tmp_path / "file" / "cache"
+    for command in (["find", "max_total_num_tokens"], ["caps"], ["trace", "max_total_num_tokens"]):
+        used = _run(*command, str(tmp_path / "tree"), "--format", "json", "--cache-dir", str(cache))
+        cold = _run(*command, str(tmp_path / "tree"), "--format", "json", "--no-cache")
+        assert used.returncode == cold.returncode in (0, 1) and used.stdout == cold.stdout, (command, used.stderr)
+        assert "warning: cannot use" in used.stderr and "running without a cache" in used.stderr

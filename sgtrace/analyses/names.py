@@ -19,6 +19,11 @@ from sgtrace.parse import read_bytes
 class UnknownName(Exception):
     """A name no tree of the question holds (exit code 2); the message is one line with a did-you-mean."""
 
+    def __init__(self, message: str, option: str = "", name: str = "", where: str = "") -> None:
+        super().__init__(message)
+        #: The option that gave the name ("" for an argument), the name, and the trees as the user named them.
+        self.option, self.name, self.where = option, name, where
+
 
 class NotWritten(Exception):
     """The attribute is in the tree but nothing writes it: there is nothing to analyse (exit code 1)."""
@@ -58,7 +63,8 @@ def require(name: str, option: str, trees: Sequence[Tree]) -> None:
         return
     close = sorted({word for index in indexes for word in index.closest(name, 1)})
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    raise UnknownName(f"{option + ' ' if option else ''}{name}: not a name in {_where(trees)}{hint}")
+    where = _where(trees)
+    raise UnknownName(f"{option + ' ' if option else ''}{name}: not a name in {where}{hint}", option, name, where)
 
 
 def not_written(attribute: str, trees: Sequence[Tree], errors: Sequence[FileError] = ()) -> NotWritten:

@@ -179,7 +179,7 @@ def _guarded(debug: bool, run: Any) -> Any:
     try:
         return run()
     except api.InputError as exc:
-        _warn(f"error: {exc}")
+        _warn(f"error: {_untyped(exc) or exc}")
         sys.exit(ExitCode.ERROR)
     except api.NotWritten as exc:  # an answer, not an error: as trace and find say it
         _echo_errors(exc.errors)
@@ -192,10 +192,26 @@ def _guarded(debug: bool, run: Any) -> Any:
         sys.exit(ExitCode.INTERNAL)
 
 
+def _untyped(exc: Any) -> str:
+    """For a name the trees do not hold that came from an option's default (not typed, not configured):
+    say so, and how to name another ("" otherwise)."""
+    context = click.get_current_context(silent=True)
+    parameter = exc.option.lstrip("-").replace("-", "_") if exc.option else ""
+    if context is None or not parameter or parameter not in context.params:
+        return ""
+    if context.get_parameter_source(parameter) is not click.core.ParameterSource.DEFAULT:
+        return ""
+    what = "budget knob" if parameter == "budget" else "attribute"
+    return (
+        f"{exc.where} never names {exc.name}, the default {what} ({exc.option} {exc.name}): name the one this tree "
+        f"uses with {exc.option} NAME (sgtrace find NAME {exc.where} shows where a name is written)"
+    )
+
+
 #: --cache-dir, as every command that touches the cache spells it.
 CACHE_DIR_OPTION = click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # one that cannot be used costs a warning and a cold run, not the answer
     envvar="SGTRACE_CACHE_DIR",
     help="Cache directory [env SGTRACE_CACHE_DIR; default ~/.cache/sgtrace].",
 )

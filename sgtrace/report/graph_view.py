@@ -139,8 +139,10 @@ def subtitle(node: Point, data: dict[str, Any]) -> str:
     """The box's second line: the file and line, or the node's kind."""
     if not node.path:
         return node.kind
-    name = node.path.rsplit("/", 1)[-1]
-    return f"{name}:{node.line}" if data.get(ROLE) != "reader" else node.path.rsplit("/", 2)[-2] + "/"
+    folder, _, name = node.path.rpartition("/")
+    if data.get(ROLE) != "reader":
+        return f"{name}:{node.line}"
+    return folder.rpartition("/")[2] + "/" if folder else "./"  # a module at the top of the tree: its folder
 
 
 def details(graph: nx.DiGraph, ids: dict[Point, str], link: Callable[[str, int], str]) -> dict[str, dict[str, Any]]:
