@@ -1,5 +1,5 @@
 """``python -m sgtrace``."""
 
-from sgtrace.cli import main
+from sgtrace.cli import run
 
-main()
+run()
