@@ -124,3 +124,106 @@ CASES: dict[str, Callable[[], str]] = {
         elif_chain, elif_500, chain, many_writes, wide_call, long_line,
     )
 }  # fmt: skip
+
+
+# -- shapes whose cost must follow their size: small trees with the budget flowing through each -------------
+
+BUDGET = """\
+class Runner{bases}:
+    def __init__(self, server_args):
+        self.mem_fraction_static = server_args.mem_fraction_static
+
+    def init(self, avail, total, x):
+        rest_memory = avail - total * (1 - self.mem_fraction_static)
+        self.max_total_num_tokens = int(rest_memory)
+        self.max_total_num_tokens = min(self.max_total_num_tokens, x)
+"""
+
+
+def _runner(body: str = "", bases: str = "") -> str:
+    return BUDGET.format(bases=bases) + "".join(f"        {line}\n" for line in body.splitlines())
+
+
+def chained_targets(n: int) -> dict[str, str]:
+    """``self.x = self.x = ... = v``, n targets, in the function the budget flows through."""
+    return {"runner.py": _runner("self.max_total_num_tokens = " * n + "int(rest_memory)")}
+
+
+def chained_elsewhere(n: int) -> dict[str, str]:
+    """``a.x = a.x = ... = 1``, n targets, in a module of its own (a write through another receiver)."""
+    return {"runner.py": _runner(), "other.py": "def g(a):\n    " + "a.max_total_num_tokens = " * n + "1\n"}
+
+
+def inheritance_chain(n: int) -> dict[str, str]:
+    """n classes, each inheriting the one before, each reading the attribute."""
+    classes = "\n\nclass C0(Runner):\n    pass\n"
+    for i in range(1, n):
+        classes += f"\n\nclass C{i}(C{i - 1}):\n    def m{i}(self):\n        return self.max_total_num_tokens\n"
+    return {"runner.py": _runner() + classes}
+
+
+def diamonds(n: int) -> dict[str, str]:
+    """n levels of diamonds (two classes a level, each inheriting both of the level before)."""
+    classes = "\n\nclass X0(Runner):\n    pass\n\n\nclass Y0(Runner):\n    pass\n"
+    for i in range(1, n):
+        classes += (
+            f"\n\nclass X{i}(X{i - 1}, Y{i - 1}):\n    def m{i}(self):\n        return self.max_total_num_tokens\n"
+            f"\n\nclass Y{i}(X{i - 1}, Y{i - 1}):\n    pass\n"
+        )
+    classes += (
+        f"\n\nclass Top(X{n - 1}, Y{n - 1}):\n    def use(self):\n"
+        "        self.max_total_num_tokens = min(self.max_total_num_tokens, 3)\n"
+    )
+    return {"runner.py": _runner() + classes}
+
+
+def mixin_methods(n: int) -> dict[str, str]:
+    """A mixin of n methods, each lowering the attribute by a ``min``."""
+    methods = "".join(
+        f"    def m{i}(self, y):\n        self.max_total_num_tokens = min(self.max_total_num_tokens, y + {i})\n\n"
+        for i in range(n)
+    )
+    runner = "from mixin import Mixin\n\n\n" + _runner(bases="(Mixin)")
+    return {"mixin.py": f"class Mixin:\n{methods}", "runner.py": runner}
+
+
+def writes_in_one_function(n: int) -> dict[str, str]:
+    """n writes of the attribute, one a line, in the function the budget flows through."""
+    return {"runner.py": _runner("\n".join(f"self.max_total_num_tokens = min(self.max_total_num_tokens, {i})"
+                                           for i in range(n)))}  # fmt: skip
+
+
+def wide_unpacking(n: int) -> dict[str, str]:
+    """A tuple unpacking of n attribute targets (on as many receivers) from a tuple of n values."""
+    targets = ", ".join(f"a{i}.max_total_num_tokens" for i in range(n))
+    return {"runner.py": _runner(f"{targets} = " + ", ".join(["rest_memory"] * n))}
+
+
+def call_fan(n: int) -> dict[str, str]:
+    """Three levels of helpers, each calling the next from n places; the pool is the first's result."""
+    helpers = ""
+    for level in range(3):
+        calls = "".join(f"    a{i} = h{level + 1}(v + {i})\n" for i in range(n))
+        helpers += f"\n\ndef h{level}(v):\n{calls}    return " + " + ".join(f"a{i}" for i in range(n)) + "\n"
+    helpers += "\n\ndef h3(v):\n    return v\n"
+    return {"runner.py": _runner("self.max_total_num_tokens = h0(rest_memory)") + helpers}
+
+
+def long_operands(n: int) -> dict[str, str]:
+    """``x = print + a + ... + a``, n terms (as many levels of tree-sitter's left-nested operators), in a
+    function beside the budget's (past the depth bound, that function alone is not analysed)."""
+    return {"runner.py": _runner() + "\n\ndef other(a):\n    x = print" + " + a" * n + "\n    return x\n"}
+
+
+#: name -> (the tree of size n, as file name -> source; the largest size the bounds hold it to).
+SHAPES: dict[str, tuple[Callable[[int], dict[str, str]], int]] = {
+    "chained_targets": (chained_targets, 3000),
+    "chained_elsewhere": (chained_elsewhere, 3000),
+    "inheritance_chain": (inheritance_chain, 1000),
+    "diamonds": (diamonds, 20),
+    "mixin_methods": (mixin_methods, 1000),
+    "writes_in_one_function": (writes_in_one_function, 1000),
+    "wide_unpacking": (wide_unpacking, 20000),
+    "call_fan": (call_fan, 60),
+    "long_operands": (long_operands, 100000),
+}

@@ -7,13 +7,15 @@ hang from an answer.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.hostile_cases import CASES
+from sgtrace.graph.slicer import HUB_SOURCES
+from tests.hostile_cases import CASES, SHAPES
 
 #: Seconds after which a run counts as hung (every case ends in a few seconds on a 2-core machine).
 HANG = 120
@@ -92,3 +94,68 @@ def test_the_file_size_bound_can_be_raised(trees: dict[str, Path]) -> None:
     proc = _run(["find", "max_total_num_tokens", str(trees["huge"]), "--max-file-size", "20MB", "--no-cache"])
     assert proc.returncode == 0, proc.stderr
     assert "pkg/runner.py" in proc.stdout
+
+
+# -- the growing shapes: answered at their largest size, with a graph that grows as the code does --------------
+
+#: shape -> the caps of its tree of size n.
+SHAPE_CAPS = {
+    "chained_targets": lambda n: 3,  # the budget's write, the min, and the chain (one statement)
+    "chained_elsewhere": lambda n: 2,  # a.x = ... on a receiver of unknown type feeds nothing
+    "inheritance_chain": lambda n: 2,
+    "diamonds": lambda n: 3,  # and Top's min
+    "mixin_methods": lambda n: n + 2,  # every method's min
+    "writes_in_one_function": lambda n: n + 2,
+    "wide_unpacking": lambda n: n + 2,  # every target takes the budget
+    "call_fan": lambda n: 3,
+    "long_operands": lambda n: 2,
+}
+#: shape -> (a small size, three times it): the graph's edges must grow no faster than the code.
+SHAPE_SIZES = {name: (20, 60) if name in ("diamonds", "call_fan") else (100, 300) for name in SHAPES}
+
+
+def _write(tree: Path, files: dict[str, str]) -> Path:
+    tree.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tree / name).write_text(text)
+    return tree
+
+
+def test_every_shape_is_listed() -> None:
+    assert set(SHAPE_CAPS) == set(SHAPES)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_a_growing_shape_is_answered_at_its_largest_size(name: str, tmp_path: Path) -> None:
+    make, largest = SHAPES[name]
+    tree = _write(tmp_path / "tree", make(largest))
+    proc = _run(["caps", str(tree), "--max-nodes", "1000000", "--format", "json", "--cache-dir", str(tmp_path / "c")])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(json.loads(proc.stdout)["caps"]) == SHAPE_CAPS[name](largest)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_a_growing_shape_makes_a_graph_that_grows_as_its_code(name: str, tmp_path: Path) -> None:
+    make, _ = SHAPES[name]
+    edges = []
+    for n in SHAPE_SIZES[name]:
+        tree = _write(tmp_path / str(n), make(n))
+        proc = _run(["trace", "max_total_num_tokens", str(tree), "--max-nodes", "1000000", "--format", "json",
+                     "--cache-dir", str(tmp_path / "c")])  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        edges.append(len(json.loads(proc.stdout)["links"]))
+    assert edges[1] <= 3.3 * edges[0] + 20, edges  # n x n edges (a write to every read) would be nine times
+
+
+@pytest.mark.parametrize("n", [HUB_SOURCES - 4, HUB_SOURCES + 24])
+def test_writes_through_a_hub_are_the_same_caps(n: int, tmp_path: Path) -> None:
+    """Past HUB_SOURCES writes, a class's attribute feeds its reads through one node: the caps are those
+    of the writes, one by one, as below it."""
+    files = SHAPES["mixin_methods"][0](n)
+    tree = _write(tmp_path / "tree", files)
+    proc = _run(["caps", str(tree), "--format", "json", "--cache-dir", str(tmp_path / "c")])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = {(c["path"], c["line"], c["category"]) for c in json.loads(proc.stdout)["caps"]}
+    lowered = [i + 1 for i, line in enumerate(files["mixin.py"].splitlines()) if "= min(" in line]
+    budget = {("runner.py", 10, "base"), ("runner.py", 11, "min")}
+    assert found == {("mixin.py", line, "min") for line in lowered} | budget
