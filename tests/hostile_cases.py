@@ -215,6 +215,40 @@ def long_operands(n: int) -> dict[str, str]:
     return {"runner.py": _runner() + "\n\ndef other(a):\n    x = print" + " + a" * n + "\n    return x\n"}
 
 
+def property_chain(n: int) -> dict[str, str]:
+    """n properties, each returning the one before; the pool is the last, lowered by a ``min``."""
+    props = "".join(f"    @property\n    def p{i}(self):\n        return self.p{i - 1} + 1\n\n" for i in range(1, n))
+    body = "self.max_total_num_tokens = min(self.max_total_num_tokens, self.p" + str(n - 1) + ")"
+    return {"runner.py": _runner(body) + f"\n    @property\n    def p0(self):\n        return 1\n\n{props}"}
+
+
+def recursion(n: int) -> dict[str, str]:
+    """A function calling itself, and n functions calling each other in a ring, the pool their result."""
+    ring = "".join(f"\n\ndef r{i}(v, k):\n    return r{(i + 1) % n}(v - 1, k) if k else v\n" for i in range(n))
+    body = "self.max_total_num_tokens = min(self_loop(rest_memory, 3), r0(rest_memory, 5))"
+    loop = "\n\ndef self_loop(v, k):\n    return self_loop(v // 2, k - 1) if k else v\n"
+    return {"runner.py": _runner(body) + loop + ring}
+
+
+def import_cycle(n: int) -> dict[str, str]:
+    """n modules importing each other in a ring, the value passed round it once."""
+    files = {"runner.py": "from m0 import f0\n\n\n" + _runner("self.max_total_num_tokens = f0(rest_memory)")}
+    for i in range(n):
+        following = (i + 1) % n
+        last = "v" if following == 0 else f"f{following}(v)"
+        files[f"m{i}.py"] = f"from m{following} import f{following}\n\n\ndef f{i}(v):\n    return {last}\n"
+    return files
+
+
+def star_imports(n: int) -> dict[str, str]:
+    """n modules each ``from the next import *``; the last defines the helper the pool is computed by."""
+    files = {"runner.py": "from s0 import *\n\n\n" + _runner("self.max_total_num_tokens = helper(rest_memory)")}
+    for i in range(n - 1):
+        files[f"s{i}.py"] = f"from s{i + 1} import *\n"
+    files[f"s{n - 1}.py"] = "from s0 import *\n\n\ndef helper(v):\n    return v // 2\n"
+    return files
+
+
 #: name -> (the tree of size n, as file name -> source; the largest size the bounds hold it to).
 SHAPES: dict[str, tuple[Callable[[int], dict[str, str]], int]] = {
     "chained_targets": (chained_targets, 3000),
@@ -226,4 +260,8 @@ SHAPES: dict[str, tuple[Callable[[int], dict[str, str]], int]] = {
     "wide_unpacking": (wide_unpacking, 20000),
     "call_fan": (call_fan, 60),
     "long_operands": (long_operands, 100000),
+    "property_chain": (property_chain, 1000),
+    "recursion": (recursion, 1000),
+    "import_cycle": (import_cycle, 1000),
+    "star_imports": (star_imports, 1000),
 }

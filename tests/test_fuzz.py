@@ -23,6 +23,7 @@ from sgtrace.index.scan import scan_file
 from sgtrace.model import WRITE_KINDS
 from tests.ast_reference import _lines, reference_sites
 from tests.examples import EXAMPLES, PROFILES, TALLIES
+from tests.hostile_cases import SHAPES
 from tests.write_programs import ATTRIBUTE, programs
 
 #: Generated code compiles with SyntaxWarnings ("'list' object is not callable"): expected, not ours.
@@ -183,3 +184,34 @@ def test_no_deep_expression_odd_name_or_ignore_line_makes_any_command_crash(
         with open(os.path.join(directory, ".gitignore"), "w", encoding="utf-8") as handle:
             handle.write("\n".join(ignores) + "\n")
         _invoke_every_command(directory)
+
+
+@settings(_SETTINGS, max_examples=30)
+@given(st.lists(st.tuples(st.sampled_from(sorted(SHAPES)), st.integers(1, 40)), min_size=1, max_size=3))
+def test_no_mix_of_hostile_shapes_in_the_budgets_flow_makes_a_slicing_command_crash(
+    mix: list[tuple[str, int]],
+) -> None:
+    """The growing shapes of tests/hostile_cases.py, a few at random sizes side by side in one tree (each
+    with the budget flowing through it): every command that builds a slice answers."""
+    import tempfile
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from sgtrace.cli import cli
+
+    with tempfile.TemporaryDirectory() as directory:
+        for index, (name, size) in enumerate(mix):
+            folder = Path(directory) / f"s{index}"
+            folder.mkdir()
+            for file, text in SHAPES[name][0](size).items():
+                (folder / file).write_text(text)
+        page = str(Path(directory) / "page.html")
+        inputs = ["--set", "avail=10", "--set", "total=20", "--set", "mem_fraction_static=.5"]
+        for args in (["trace", ATTRIBUTE, directory], ["caps", directory], ["graph", ATTRIBUTE, directory, "--json"],
+                     ["explain", directory, *inputs], ["diff", directory, directory],
+                     ["report", directory, "-o", page]):  # fmt: skip
+            result = CliRunner().invoke(cli, [*args, "--no-cache"])
+            assert result.exit_code in (0, 1, 2), (args, result.output, result.exception)
+            assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+            assert "internal error" not in result.stderr, (args, result.stderr)

@@ -8,7 +8,10 @@ command (a reader in a top-level module of a package folder once crashed ``repor
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,7 @@ from click.testing import CliRunner
 
 from sgtrace.cli import cli
 from tests import releases
+from tests.hostile_cases import SHAPES as SHAPES_OF_CODE
 from tests.test_report import JOURNAL
 
 pytestmark = pytest.mark.release
@@ -114,3 +118,30 @@ def test_diff_check_and_report_answer_on_every_shape(
     code, _ = _invoke(["report", tree, "--log", str(JOURNAL), "-o", str(page)], cache)
     assert code == 0
     assert page.read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES_OF_CODE))
+def test_a_hostile_shape_inside_a_release_is_answered_with_the_release(name: str, tmp_path: Path) -> None:
+    """Each growing shape of tests/hostile_cases.py, put inside a copy of 0.5.9 (its writes are the slice's
+    seeds), costs the slice no more than its own size: caps answers with the release's caps and the shape's."""
+    release = releases.release(releases.MIDDLE)
+    command = [sys.executable, "-m", "sgtrace", "caps", str(release), "--format", "json"]
+    alone = subprocess.run([*command, "--cache-dir", str(tmp_path / "c0")], capture_output=True, text=True, check=True)
+    own = {(c["path"], c["line"], c["category"]) for c in json.loads(alone.stdout)["caps"]}
+    tree = tmp_path / "tree"
+    shutil.copytree(release, tree, copy_function=os.link)
+    make, largest = SHAPES_OF_CODE[name]
+    folder = tree / "sglang" / "srt" / f"hostile_{name}"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    for file, text in make(min(largest, 300)).items():
+        (folder / file).write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sgtrace", "caps", str(tree), "--format", "json", "--max-nodes", "1000000",
+         "--cache-dir", str(tmp_path / "c1")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = {(c["path"], c["line"], c["category"]) for c in json.loads(proc.stdout)["caps"]}
+    assert own <= found
+    assert any(path.startswith(f"sglang/srt/hostile_{name}/") for path, _, _ in found - own)
