@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sgtrace.analyses.startups import split  # noqa: E402
+from sgtrace.run.startups import split  # noqa: E402
 from tests.test_explain_filtered import FORMS, _figures, _owners  # noqa: E402
 
 SHARES = (0.01, 0.02, 0.04, 0.1, 0.3)

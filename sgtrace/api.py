@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 
-#: The decompressed size of a log read by default (see analyses.logstream).
+#: The decompressed size of a log read by default (see run.stream).
 DEFAULT_MAX_LOG_BYTES = 2 << 30
 
 
@@ -819,7 +819,7 @@ def report(
 
 def _cited_lines(log: bytes | BinaryIO, context: Context) -> dict[int, str]:
     """The text (prefixes taken off, rank kept) of the log lines the ledger and the answer cite."""
-    from sgtrace.analyses.logstream import relevant_lines
+    from sgtrace.run.stream import relevant_lines
 
     wanted = {row.line for row in context.ledger if row.line is not None}
     return {

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from sgtrace.analyses.explain import explain
-from sgtrace.analyses.startups import read_log
+from sgtrace.run.startups import read_log
 from sgtrace.cli import cli
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.sources import sample_tree

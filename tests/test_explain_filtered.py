@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sgtrace.analyses.startups import Figure, StartUp, pick, split
+from sgtrace.run.startups import Figure, StartUp, pick, split
 from tests.conftest import FIXTURES
 from tests.examples import EXAMPLES, PROFILES, TALLIES
 

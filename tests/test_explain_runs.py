@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sgtrace.analyses.ledger import ledger
-from sgtrace.analyses.startups import facts, pick, split
+from sgtrace.run.startups import facts, pick, split
 from sgtrace.cli import cli
 from sgtrace.report.operator_text import BAR_WIDTH, bar
 from sgtrace.sources import sample_tree
@@ -174,7 +174,7 @@ def test_json_logs_give_the_same_start_ups_as_their_text(form: object) -> None:
 
 
 def test_a_long_line_cut_by_docker_is_joined_again() -> None:
-    from sgtrace.analyses.logs import lines
+    from sgtrace.run.lines import lines
 
     long = "server_args=ServerArgs(" + ", ".join(f"a{i}={i}" for i in range(4000)) + ")"
     assert len(long) > 2 * 16384
@@ -194,7 +194,7 @@ _JSONISH = st.recursive(
 @settings(max_examples=200, deadline=None, database=None)
 @given(st.lists(_JSONISH.map(json.dumps) | st.text(max_size=40), max_size=12))
 def test_any_json_lines_are_read_without_a_crash(raw: list[str]) -> None:
-    from sgtrace.analyses.logs import lines
+    from sgtrace.run.lines import lines
 
     text = "\n".join(raw)
     found = lines(text)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.run.lines import QUANTITIES
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
 from sgtrace.analyses.launch import LaunchError, layered, read_command, read_server_info, same_version
-from sgtrace.analyses.logs import QUANTITIES, parse_value
+from sgtrace.run.lines import QUANTITIES, parse_value
 from sgtrace.analyses.release_args import ReleaseArgs
-from sgtrace.analyses.startups import StartUp, facts
+from sgtrace.run.startups import StartUp, facts
 from sgtrace.model import BudgetSite
 
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.analyses.events import COMMAND
-from sgtrace.analyses.logs import parse_value
+from sgtrace.run.events import COMMAND
+from sgtrace.run.lines import parse_value
 from sgtrace.analyses.release_args import ReleaseArgs
 from sgtrace.model import SourceFile
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sgtrace.analyses.release_args import Reserve
-from sgtrace.analyses.startups import Figure, StartUp
+from sgtrace.run.startups import Figure, StartUp
 
 #: A remainder smaller than this (GB) is rounding, not a row.
 _NOISE_GB = 0.01

@@ -28,11 +28,11 @@ from sgtrace.analyses.explain import (
 from sgtrace.analyses.figures import card_only
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
-from sgtrace.analyses.logs import LogError
-from sgtrace.analyses.logstream import DEFAULT_MAX_BYTES, relevant_lines
+from sgtrace.run.lines import LogError
+from sgtrace.run.stream import DEFAULT_MAX_BYTES, relevant_lines
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
-from sgtrace.analyses.startups import StartUp, pick, split
+from sgtrace.run.startups import StartUp, pick, split
 from sgtrace.model import BudgetSite, Cap, SourceFile
 
 

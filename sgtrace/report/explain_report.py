@@ -9,7 +9,7 @@ from typing import Any
 
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.operator import Context, explained
-from sgtrace.analyses.startups import StartUp
+from sgtrace.run.startups import StartUp
 from sgtrace.model import CapsResult
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
 

@@ -6,9 +6,9 @@ import textwrap
 
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
-from sgtrace.analyses.logs import QUANTITIES
+from sgtrace.run.lines import QUANTITIES
 from sgtrace.analyses.operator import Context, Multiplied, explained
-from sgtrace.analyses.startups import StartUp
+from sgtrace.run.startups import StartUp
 
 #: Columns of the ledger's bar, its two ends included.
 BAR_WIDTH = 80

@@ -26,7 +26,7 @@ start-up.
 
 from __future__ import annotations
 
-from sgtrace.analyses.building import (
+from sgtrace.run.building import (
     DRAFT,
     LONG_STEPS,
     SCHEDULER_STAGE,
@@ -37,7 +37,7 @@ from sgtrace.analyses.building import (
     memory_claims,
     times,
 )
-from sgtrace.analyses.events import DRAFT_TYPE, PHASES, Event
+from sgtrace.run.events import DRAFT_TYPE, PHASES, Event
 
 #: SGLang's clock going back by more than this many seconds begins a start-up (ranks' lines interleave a little).
 BACK_S = 60.0

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sgtrace.analyses.events import PHASES, Event
-from sgtrace.analyses.logs import LogLine
+from sgtrace.run.events import PHASES, Event
+from sgtrace.run.lines import LogLine
 
 TARGET, DRAFT = 0, 1
 #: The stage of the scheduler's line: after every model's.

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO, cast
 
-from sgtrace.analyses.logs import LogError, LogLine, clean, unwrapped
+from sgtrace.run.lines import LogError, LogLine, clean, unwrapped
 
 #: The decompressed size read by default (2 GiB, as api.DEFAULT_MAX_LOG_BYTES); ``--max-log-mb`` raises it.
 DEFAULT_MAX_BYTES = 2 << 30

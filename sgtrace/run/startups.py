@@ -2,7 +2,7 @@
 
 Operators paste what a grep left of a journal, so a start-up is told from the
 next by every signal a subset of its lines can still carry (see
-:mod:`sgtrace.analyses.boundaries`): a service start, a ``server_args=`` line, a
+:mod:`sgtrace.run.boundaries`): a service start, a ``server_args=`` line, a
 new process id, SGLang's own time stamps (a gap, or time going back), a rank
 that logs again what it logged already, lines after the server got ready, died
 or printed its scheduler line. A figure is filed under the start-up and the
@@ -23,10 +23,10 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sgtrace.analyses.boundaries import UNSURE, boundary, doubt, slot_of
-from sgtrace.analyses.building import Building, Found, Model, Rank
-from sgtrace.analyses.events import PHASES, Event, classify
-from sgtrace.analyses.logs import LogLine, lines
+from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
+from sgtrace.run.building import Building, Found, Model, Rank
+from sgtrace.run.events import PHASES, Event, classify
+from sgtrace.run.lines import LogLine, lines
 
 #: Two ranks whose memory figures differ by more than this many GB disagree.
 DISAGREE_GB = 0.25

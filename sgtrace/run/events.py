@@ -3,7 +3,7 @@
 A model's lines come in the order SGLang's ModelRunner logs them (PHASES):
 distributed init, weights, KV pool, memory pool end, CUDA graphs. The
 target's come first; a speculative draft repeats them after. The splitter
-(:mod:`sgtrace.analyses.startups`) uses the kinds, the phases, the figures and
+(:mod:`sgtrace.run.startups`) uses the kinds, the phases, the figures and
 the elapsed time each line reports to tell start-ups and models apart.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sgtrace.analyses.logs import (
+from sgtrace.run.lines import (
     AVAIL,
     DEATH,
     KV_SPLIT,
