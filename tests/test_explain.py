@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from sgtrace.analyses.explain import explain
-from sgtrace.run.startups import read_log
 from sgtrace.cli import cli
 from sgtrace.model import BudgetSite, Cap
+from sgtrace.run.startups import read_log
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
 

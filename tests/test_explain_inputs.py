@@ -16,9 +16,9 @@ from sgtrace.analyses.figures import BadFigure, complete, contradictions
 from sgtrace.analyses.launch import read_command, read_server_info
 from sgtrace.analyses.ledger import ledger
 from sgtrace.analyses.release_args import ReleaseArgs
-from sgtrace.run.startups import Figure, StartUp
 from sgtrace.cli import cli
 from sgtrace.fetch import installed_package
+from sgtrace.run.startups import Figure, StartUp
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
 

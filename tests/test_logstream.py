@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sgtrace.run.lines import LogError, lines
-from sgtrace.run.stream import MAX_LINE, RELEVANT, relevant_lines
-from sgtrace.run.startups import split
 from sgtrace.cli import cli
+from sgtrace.run.lines import LogError, lines
+from sgtrace.run.startups import split
+from sgtrace.run.stream import MAX_LINE, RELEVANT, relevant_lines
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
 

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.run.lines import QUANTITIES
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
+from sgtrace.run.messages import QUANTITIES, quote
 
 #: Which log quantity a formula variable holds, by its name (the names SGLang's code gives them).
 ROLES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -129,6 +129,7 @@ def explain(
     steps: list[Step] = []
     chains: list[list[Step]] = []
     chain_of: dict[str, int] = {}
+    pools: set[int] = set()  # the chains that subtract the budget's share from memory: a pool, not a headroom
     for site in sorted(sites, key=lambda s: (s.path, s.line)):
         target, value_node = _statement(site.code)
         if value_node is None:
@@ -140,6 +141,8 @@ def explain(
         if not joined:
             chains.append([])
         index = joined[0] if joined else len(chains) - 1
+        if _subtracts(value_node, {budget, *chain_of}):
+            pools.add(index)
         try:
             value = evaluate(value_node, lambda name: _lookup(name, env, facts))
             step = Step(site.path, site.line, site.code, target, float(value))
@@ -153,7 +156,9 @@ def explain(
         chains[index].append(step)
         if target:
             chain_of[target] = index
-    complete = [chain for chain in chains if chain and all(s.value is not None for s in chain)]
+    # a chain that only scales the budget (a headroom, a reserve) is no pool: never presented as one
+    candidates = [chains[i] for i in sorted(pools)] if pools else chains
+    complete = [chain for chain in candidates if chain and all(s.value is not None for s in chain)]
     prediction = complete[0][-1].value if complete else None
     observed_gb = _number(facts.get("kv_gb"))
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
@@ -180,6 +185,16 @@ def _statement(code: str) -> tuple[str, ast.expr | None]:
     if isinstance(statement, ast.Expr):
         return "", statement.value
     return "", None
+
+
+def _subtracts(node: ast.AST, derived: set[str]) -> bool:
+    """Whether *node* subtracts the budget, or a value made from it, from a quantity (``avail - slack``,
+    ``avail - total * (1 - f)``), as a pool's size does; ``total * (1 - f)`` only scales it."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.BinOp) and isinstance(child.op, ast.Sub):
+            if not isinstance(child.left, ast.Constant) and _names(child.right) & derived:
+                return True
+    return False
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -443,7 +458,7 @@ def _shortened(code: str, most: int = 100) -> str:
 
 def _how(name: str, budget: str = "") -> str:
     if name == budget:
-        return f"--set {name}=VALUE, or a log with its server_args= line or its 'KV Cache is allocated' line"
+        return f"--set {name}=VALUE, or a log with its {quote('server_args')} line or its {quote('kv')} line"
     for pattern, quantity in ROLES:
         if pattern.search(name):
             return f"--set {name}=VALUE, or a log with {QUANTITIES[quantity]}"

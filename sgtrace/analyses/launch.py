@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.run.events import COMMAND
-from sgtrace.run.lines import parse_value
 from sgtrace.analyses.release_args import ReleaseArgs
 from sgtrace.model import SourceFile
+from sgtrace.run.lines import parse_value
+from sgtrace.run.messages import COMMAND
 
 _VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 

@@ -28,12 +28,13 @@ from sgtrace.analyses.explain import (
 from sgtrace.analyses.figures import card_only
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
-from sgtrace.run.lines import LogError
-from sgtrace.run.stream import DEFAULT_MAX_BYTES, relevant_lines
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
-from sgtrace.run.startups import StartUp, pick, split
 from sgtrace.model import BudgetSite, Cap, SourceFile
+from sgtrace.run.lines import LogError
+from sgtrace.run.messages import quote
+from sgtrace.run.startups import StartUp, pick, split
+from sgtrace.run.stream import DEFAULT_MAX_BYTES, relevant_lines
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Multiplied:
     source: str
     #: Its value in this run, GB.
     value: float | None
-    #: The log quantity it is (see logs.QUANTITIES), None if the name says nothing.
+    #: The log quantity it is (see run.messages.QUANTITIES), None if the name says nothing.
     quantity: str | None
 
 
@@ -68,6 +69,8 @@ class Context:
     origins: dict[str, str] = field(default_factory=dict)
     #: What the operator should know (a version that differs, the card's size given for free memory, ...).
     notes: tuple[str, ...] = ()
+    #: For a start-up that died of its memory: the fraction below which the release's formula gives no pool.
+    needed: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +136,19 @@ def build(
     wanted = _want(texts, sites, budget, known, args, chosen, result, want)
     rows = ledger(chosen) if chosen else ()
     notes = inputs.notes + ((CARD_NOTE,) if card_only(known) else ()) + _doubts(chosen)
-    context = Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes)
+    needed = _needed(sites, budget, known, chosen)
+    context = Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed)
     return result, context
+
+
+def _needed(sites: list[BudgetSite], budget: str, known: Mapping[str, Any], run: StartUp | None) -> float | None:
+    """For a start-up that died: the budget at which the release's formula gives an empty pool (any more and
+    there is one), when the formula can be solved for it."""
+    if run is None or run.death is None:
+        return None
+    facts = {k: v for k, v in known.items() if k != budget}
+    value = solve(sites, budget, facts, 0.0)
+    return round(value, 3) if value is not None and 0.0 < value < 1.0 else None
 
 
 def explained(context: Context) -> StartUp | None:
@@ -207,7 +221,7 @@ def _want(
     if want.kv_gb is not None:
         gb = want.kv_gb
     elif per_token is None:
-        raise BadInput("--want-tokens needs the bytes per token: a log with 'KV Cache is allocated. #tokens: N'")
+        raise BadInput(f"--want-tokens needs the bytes per token: a log with {quote('kv')} and its #tokens")
     else:
         gb = float(want.tokens or 0) * per_token / (1 << 30)
     reserve = default_reserve(texts, args, budget, {**args.defaults, **known})

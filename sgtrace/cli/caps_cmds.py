@@ -27,6 +27,7 @@ from sgtrace.cli.base import (
 from sgtrace.cli.constraints import constraints
 from sgtrace.cli.output import emit
 from sgtrace.model import ExitCode
+from sgtrace.run.messages import by_name, read_lines
 
 _CAPS_EPILOG = """\b
 Examples:
@@ -78,7 +79,7 @@ def caps(
 _EXPLAIN_EPILOG = """\b
 Examples:
   sgtrace explain sglang==0.5.9 --log server.log          # the latest complete start-up
-  journalctl -u sglang -o cat | grep -i "Load weight end\\|max_total_num_tokens" \\
+  journalctl -u sglang -o cat | grep -i "{load_end}\\|{scheduler}" \\
       | sgtrace explain sglang==0.5.9 --log -               # what a grep left is enough
   sgtrace explain sglang==0.5.9 --log server.log.gz --run 1
   sgtrace explain sglang==0.5.9 --log server.log --want-kv-gb 19.1
@@ -92,14 +93,17 @@ is checked against it.
 Logs: plain SGLang logs, journalctl (short, -o cat or -o json), docker logs -t,
 docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved;
 read as a stream (--max-log-mb bounds the decompressed size). Any grep of a
-journal will do: start-ups are told apart by service starts, server_args=
-lines, process ids, SGLang's own time stamps, a rank logging again what it
-logged, ranks moving in step and free memory that only falls while a server
-starts; a figure is never taken from another start-up, and what the lines
-cannot tell is said. The log gives: server_args=ServerArgs(...), 'Load weight
-begin/end ... avail mem=, mem usage=', 'KV Cache is allocated. #tokens: N, K
-size/V size' or 'KV size', 'Memory pool end. avail mem=', 'Capture ... graph
-end. mem usage=', 'max_total_num_tokens=... available_gpu_mem='.
+journal will do: a start-up begins on evidence that a new server began (a
+service start, a server_args= line, a new process id, a rank loading again
+after its start-up ended, SGLang's clock going back or a gap), never on the
+memory a line shows; a figure is never taken from another start-up, and what
+the lines cannot tell is said.
+
+\b
+The lines read (the table of SGLang's messages):
+{lines}
+
+\b
 --set supplies or overrides any input, by the formula's variable name, a
 ServerArgs field or a figure: avail_before_weights_gb, avail_after_weights_gb,
 weights_gb, kv_gb, kv_tokens, gpu_gb (the card's size), ... (each figure gives
@@ -117,6 +121,13 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
     if value is not None and not math.isfinite(value):
         raise click.BadParameter(f"{value} is not a finite number")
     return value
+
+
+_EXPLAIN_EPILOG = (
+    _EXPLAIN_EPILOG.replace("{load_end}", by_name("load_end").literal)
+    .replace("{scheduler}", by_name("scheduler").literal.rstrip("="))
+    .replace("{lines}", read_lines())
+)
 
 
 @cli.command(epilog=_EXPLAIN_EPILOG)

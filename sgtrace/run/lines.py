@@ -4,7 +4,7 @@
 Each line is reduced to (when, rank, message): the JSON records are unwrapped
 (docker's pieces of a long line joined again), ANSI colours, the docker and
 journal prefixes and SGLang's own ``[time TPn]`` prefix are taken off, and the
-message is matched against the lines SGLang logs while it starts (QUANTITIES).
+message is matched against the table of messages (:mod:`~sgtrace.run.messages`).
 """
 
 from __future__ import annotations
@@ -15,54 +15,51 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-#: What each quantity is, for the report and for the error that asks for a missing one.
-QUANTITIES = {
-    "avail_before_weights_gb": "GPU memory free before the weights were loaded ('Load weight begin. avail mem=')",
-    "avail_after_weights_gb": "GPU memory free after the weights were loaded ('Load weight end. ... avail mem=')",
-    "weights_gb": "memory the weights took ('Load weight end. ... mem usage=')",
-    "kv_gb": "size of the KV cache allocated ('KV Cache is allocated. ... K size + V size' or 'KV size')",
-    "kv_tokens": "tokens in the KV cache ('KV Cache is allocated. #tokens: N')",
-    "avail_after_pool_gb": "GPU memory free after the pools ('Memory pool end. avail mem=')",
-    "max_total_num_tokens": "the scheduler's pool size ('max_total_num_tokens=')",
-}
+from sgtrace.run.messages import by_name
 
-_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
-#: (quantity, pattern): the figures one model's start-up logs, on every rank.
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("avail_before_weights_gb", re.compile(rf"Load weight begin\..*?avail mem={_NUMBER}\s*GB")),
-    ("avail_after_weights_gb", re.compile(rf"Load weight end\..*?avail mem={_NUMBER}\s*GB")),
-    ("weights_gb", re.compile(rf"Load weight end\..*?mem usage={_NUMBER}\s*GB")),
-    ("kv_tokens", re.compile(r"KV Cache is allocated\..*?#tokens:\s*([0-9]+)")),
-    ("avail_after_pool_gb", re.compile(rf"Memory pool end\..*?avail mem={_NUMBER}\s*GB")),
-    ("graph_gb", re.compile(rf"Capture .*?graph end\..*?mem usage={_NUMBER}\s*GB")),
-)
-SCHEDULER_TOKENS = re.compile(r"\bmax_total_num_tokens=([0-9]+)")
-MODEL_TYPE = re.compile(r"Load weight end\..*?type=(\w+)")
-LOAD_BEGIN = re.compile(r"Load weight begin\.")
-DRAFT_GRAPH = re.compile(r"Capture draft\b")
-AVAIL = re.compile(rf"\bavail(?:able_gpu)?[ _]mem={_NUMBER}\s*GB")
-KV_SPLIT = re.compile(rf"KV Cache is allocated\..*?K size:\s*{_NUMBER}\s*GB.*?V size:\s*{_NUMBER}\s*GB")
-KV_WHOLE = re.compile(rf"KV Cache is allocated\..*?KV size:\s*{_NUMBER}\s*GB")
-SERVER_ARGS = re.compile(r"server_args=ServerArgs\((.*)\)\s*$")
 _ARGUMENT = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,()\[\]{}]+)(?=,\s*\w+=|$)")
-#: A service (re)start in a journal.
-SERVICE_START = re.compile(r"^Started\b|^Starting\b")
-#: A start-up that died: a traceback, a scheduler exception, a failed unit.
-DEATH = re.compile(
-    r"^Traceback \(most recent call last\)|hit an exception|Received sigquit"
-    r"|Main process exited, code=(?!exited, status=0)"
-    r"|Failed with result|out of memory|OutOfMemoryError"
-)
-READY = re.compile(r"The server is fired up and ready to roll")
-
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_DOCKER = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\s")
-_JOURNAL = re.compile(
-    r"^(?P<when>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*)"
-    r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """What a tool that keeps a log puts before SGLang's line."""
+
+    #: Who writes it.
+    name: str
+    #: Its pattern at the start of a line; groups ``when``, ``unit``, ``pid``, ``rank`` where it gives them.
+    pattern: re.Pattern[str]
+
+
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| ?UTC)?"
+#: The prefixes taken off a line, tried again until none is left (a journal of a container, a compose
+#: service's log of a logging wrapper...); SGLang's own comes after them (_SGLANG).
+PREFIXES: tuple[Prefix, ...] = (
+    Prefix(
+        "journald (short, short-precise, short-iso, short-full: a host, a unit and its process id)",
+        re.compile(
+            r"^(?P<when>(?:[A-Z][a-z]{2} )?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?|" + _STAMP + r"))"
+            r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
+        ),
+    ),
+    Prefix(
+        "docker logs -t, kubectl logs --timestamps",
+        re.compile(r"^(?P<when>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d))\s"),
+    ),
+    Prefix("docker compose (a service's name)", re.compile(r"^[\w.-]+\s+\| ")),
+    Prefix("kubectl logs --prefix", re.compile(r"^\[pod/[^\]\s]+\] ")),
+    Prefix(
+        "a time stamp of a wrapper, Python's logging (``2025-03-07 23:50:27,531 - name - INFO - ``)",
+        re.compile(r"^(?P<when>" + _STAMP + r")(?: - [\w.<>-]+ - [A-Z]+ -)? (?=\S)"),
+    ),
+    Prefix("SGLang before 0.2 (``[rank=1]``)", re.compile(r"^\[rank=(?P<rank>\d+)\] ")),
 )
 _SGLANG = re.compile(r"^\[(?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<rank>(?: [A-Z_]+\d+)*)\] ")
-
+_SGLANG_INSIDE = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z_]+\d+)*\] ")
+#: What a progress bar (tqdm) draws: a percentage and its bar, a rate.
+_PROGRESS = re.compile(r"\d%\||\bit/s\b|\bs/it\b|\|\s*\d+/\d+ \[")
+#: What SGLang's newer logging puts after its stamp: the level, the file and the line.
+_LEVEL = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+:\d+: ")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -140,7 +137,7 @@ def _record(raw: str) -> tuple[str, str, bool] | None:
     log = record.get("log")
     if isinstance(log, str):  # docker: {"log": "...\n", "stream": "stderr", "time": "2026-11-02T10:00:01.12Z"}
         when = record.get("time")
-        prefix = f"{when} " if isinstance(when, str) and _DOCKER.match(f"{when} ") else ""
+        prefix = f"{when} " if isinstance(when, str) and PREFIXES[1].pattern.match(f"{when} ") else ""
         return prefix, log.rstrip("\n"), log.endswith("\n")
     message = record.get("MESSAGE")
     if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):
@@ -167,20 +164,31 @@ def _journal_unit(record: dict[str, object]) -> str:
 
 
 def clean(number: int, raw: str) -> LogLine:
-    """Take ANSI colours and the docker, journal and SGLang prefixes off one line."""
+    """Take ANSI colours, a progress bar's carriage returns and every prefix (PREFIXES, then SGLang's own
+    stamp and level) off one line."""
     text = _ANSI.sub("", raw).rstrip()
+    if "\r" in text:  # a progress bar drawn over and over, then the line: the last drawing is what shows
+        text = next((piece for piece in reversed(text.split("\r")) if piece.strip()), "")
     when = unit = rank = pid = ""
     seconds = None
-    docker = _DOCKER.match(text)
-    if docker:
-        when, text = docker.group(0).strip(), text[docker.end() :]
-    journal = _JOURNAL.match(text)
-    if journal:
-        when, unit, pid, text = journal["when"], journal["unit"], journal["pid"] or "", text[journal.end() :]
+    for _ in range(len(PREFIXES)):
+        found = next((m for prefix in PREFIXES if (m := prefix.pattern.match(text))), None)
+        if found is None:
+            break
+        given = found.groupdict()
+        when = given.get("when") or when
+        unit, pid = given.get("unit") or unit, given.get("pid") or pid
+        rank = f"TP{given['rank']}" if given.get("rank") else rank
+        text = text[found.end() :]
     sglang = _SGLANG.match(text)
+    if sglang is None and (inside := _SGLANG_INSIDE.search(text)) and _PROGRESS.search(text, 0, inside.start()):
+        text = text[inside.start() :]  # a progress bar the line was written after, with no newline between
+        sglang = _SGLANG.match(text)
     if sglang:
         when, rank, text = sglang["when"], sglang["rank"].strip(), text[sglang.end() :]
         seconds = _seconds(when)
+        level = _LEVEL.match(text)
+        text = text[level.end() :] if level else text
     return LogLine(number, when, rank, unit, text, pid, seconds)
 
 
@@ -195,19 +203,10 @@ def _seconds(when: str) -> float | None:
 
 def server_args(text: str) -> dict[str, float | str | bool | None] | None:
     """The scalar arguments of a ``server_args=ServerArgs(...)`` message, or None if it is not one."""
-    match = SERVER_ARGS.search(text)
+    match = by_name("server_args").pattern.search(text)
     if match is None:
         return None
-    return {key: parse_value(value.strip()) for key, value in reversed(_ARGUMENT.findall(match.group(1)))}
-
-
-def kv_size(text: str) -> float | None:
-    """GB of a ``KV Cache is allocated`` message (K + V, or KV)."""
-    split = KV_SPLIT.search(text)
-    if split:
-        return float(split.group(1)) + float(split.group(2))
-    whole = KV_WHOLE.search(text)
-    return float(whole.group(1)) if whole else None
+    return {key: parse_value(value.strip()) for key, value in reversed(_ARGUMENT.findall(match.group("arguments")))}
 
 
 def parse_value(text: str) -> float | str | bool | None:

@@ -1,0 +1,689 @@
+"""The one table of the messages a start-up log holds: SGLang's own, and the lines around them.
+
+Each :class:`Message` says what its lines are (its kind), the step of a start-up it belongs to, which
+model it speaks for, the pattern that reads it and the figures it carries (with their units), and the
+forms SGLang's code prints it in (``{}`` for each placeholder, as ``tests/code_messages.py`` reads
+them from a release). Classifying a line (:mod:`~sgtrace.run.events`), the stream's pre-filter
+(:mod:`~sgtrace.run.stream`), the quantities a formula asks for and the help text are all derived
+from it: no other module spells a message. ``tests/test_messages.py`` checks every form against the
+releases the tests fetch, and that every message those releases print about memory, pools and
+weights is in the table.
+
+The table is ordered: a line is the first message whose pattern matches it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+
+class Kind(enum.Enum):
+    """What a line is to a start-up."""
+
+    #: A step of one model's start-up (distributed init, weights, a pool, memory pool end, a graph).
+    STEP = "step"
+    #: The scheduler's line with the pool's size (``max_total_num_tokens=``).
+    SCHEDULER = "scheduler"
+    #: SGLang's own verdict on the memory (a fraction it chose, a profile it rejected).
+    VERDICT = "verdict"
+    #: The server is up.
+    READY = "ready"
+    #: The start-up died (a traceback, a memory error, a failed unit).
+    DEATH = "death"
+    #: The server's arguments (``server_args=ServerArgs(...)``).
+    SERVER_ARGS = "server_args"
+    #: A launch command, as ``ps``, a unit file or a script shows it.
+    COMMAND = "command"
+    #: A version of SGLang a line names.
+    VERSION = "version"
+    #: A service manager's line: a service started or stopped.
+    SERVICE_START = "service_start"
+    SERVICE_STOP = "service_stop"
+    #: Another line with free memory, read for what is left at the end.
+    AVAIL = "avail"
+    #: A message about memory that no start-up figure comes from (listed so that it is known, not read).
+    OTHER = "other"
+
+
+class Phase(enum.IntEnum):
+    """The steps of one model's start-up, in the order SGLang's model runner takes them."""
+
+    INIT = 0
+    LOAD_BEGIN = 1
+    LOAD_END = 2
+    POOL = 3
+    POOL_END = 4
+    CAPTURE_BEGIN = 5
+    CAPTURE_END = 6
+
+
+class Speaks(enum.Enum):
+    """Which model a line speaks for, as the line alone says."""
+
+    #: Either (the lines themselves do not say: the target's come first, a draft's repeat them).
+    EITHER = "either"
+    #: The speculative draft's (``Capture draft ...``, ``draft KV cache``).
+    DRAFT = "draft"
+    #: The target's (``Capture target decode CUDA graph``).
+    TARGET = "target"
+
+
+class Pool(enum.Enum):
+    """What a pool line allocates."""
+
+    #: The KV cache (K and V apart, or one KV size for MLA).
+    KV = "kv"
+    #: The state of Mamba / linear-attention layers.
+    MAMBA = "mamba"
+    #: The sum of a hybrid sliding-window pool's two KV pools (``SWAKVPool mem usage``).
+    SWA_TOTAL = "swa_total"
+    #: The token counts of a sliding-window pool's full and window layers (no bytes).
+    SWA_TOKENS = "swa_tokens"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A figure a message carries."""
+
+    #: The pattern's group that holds it.
+    group: str
+    #: The quantity it is (see QUANTITIES, or the names below them).
+    quantity: str
+    #: GB, tokens, s, fraction, or class (a model class's name).
+    unit: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message: how to know it, what it says, and the forms the code prints it in."""
+
+    #: A short name (``load_end``).
+    name: str
+    #: What the line is.
+    kind: Kind
+    #: The words every form of it holds, at the start of its pattern's match: the pre-filter's.
+    literal: str
+    #: The pattern (searched in the message, prefixes off); figures in named groups.
+    pattern: re.Pattern[str]
+    #: The figures it carries.
+    figures: tuple[Figure, ...] = ()
+    #: The step it is, for a STEP.
+    phase: Phase | None = None
+    #: Which model it speaks for, as the line alone says.
+    speaks: Speaks = Speaks.EITHER
+    #: What it allocates, for a pool line.
+    pool: Pool | None = None
+    #: One line on what it is, for the help and the docs.
+    description: str = ""
+    #: The forms SGLang's code prints it in, placeholders ``{}`` (none for lines SGLang does not print).
+    forms: tuple[str, ...] = ()
+
+
+_N = r"(-?[0-9]+(?:\.[0-9]+)?)"  # a number as SGLang prints it (a profile may be negative)
+
+
+def _n(name: str) -> str:
+    return rf"(?P<{name}>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+
+
+def _then(words: str, group: str, unit: str = "GB") -> str:
+    """A figure anywhere after this point of the line, if the line has it (any order among such figures)."""
+    return rf"(?:(?=.*?{words}{_n(group)}\s*{unit}))?"
+
+
+def _gb(group: str, quantity: str) -> Figure:
+    return Figure(group, quantity, "GB")
+
+
+#: What each quantity a start-up gives is, for the report and for the error that asks for a missing one.
+QUANTITIES = {
+    "avail_before_weights_gb": "GPU memory free before the weights were loaded ('Load weight begin. avail mem=')",
+    "avail_after_weights_gb": "GPU memory free after the weights were loaded ('Load weight end. ... avail mem=')",
+    "weights_gb": "memory the weights took ('Load weight end. ... mem usage=')",
+    "kv_gb": "size of the KV cache allocated ('KV Cache is allocated. ... K size + V size' or 'KV size')",
+    "kv_tokens": "tokens in the KV cache ('KV Cache is allocated. #tokens: N')",
+    "avail_after_pool_gb": "GPU memory free after the pools ('Memory pool end. avail mem=')",
+    "max_total_num_tokens": "the scheduler's pool size ('max_total_num_tokens=')",
+}
+
+_CAPTURE_BEGIN_FORMS = (
+    "Capture cuda graph begin. This can take up to several minutes. avail mem={} GB",
+    "Capture {} begin. This can take up to several minutes. avail mem={} GB",
+    "Capture piecewise CUDA graph begin. avail mem={} GB",
+    "Capture draft cuda graph begin. This can take up to several minutes. avail mem={} GB",
+    "Capture draft extend cuda graph begin. This can take up to several minutes. avail mem={} GB",
+    "Capture draft extend cuda graph begin (step {}). This can take up to several minutes. avail mem={} GB",
+    "Capture draft extend CUDA graph begin. step={}, avail mem={} GB",
+    "Capture single-CG draft extend begin. This can take several minutes. avail mem={} GB",
+    "Capture {} CUDA graph begin. backend={}, num_tokens={}, avail mem={} GB",
+    "Capture {} {} begin. backend={}, num_tokens_per_req={}, avail mem={} GB",
+    "Capture {} {} begin. backend={}, num_tokens_per_req={}, bs={}, avail mem={} GB",
+    "Capture Frozen-KV MTP draft cuda graph begin.",
+)
+_CAPTURE_END_FORMS = (
+    "Capture cuda graph end. Time elapsed: {} s. avail mem={} GB. mem usage={} GB.",
+    "Capture draft cuda graph end. Time elapsed: {} s. avail mem={} GB. mem usage={} GB.",
+    "Capture draft cuda graph end. Time elapsed: {} s. avail mem={} GB",
+    "Capture cuda graph end. Time elapsed: {} s. mem usage={} GB. avail mem={} GB.",
+    "Capture {} {} end. elapsed={} s, mem usage={} GB, avail mem={} GB.",
+    "Capture {} end. Time elapsed: {} s. mem usage={} GB. avail mem={} GB.",
+    "Capture piecewise CUDA graph end. Time elapsed: {} s. mem usage={} GB. avail mem={} GB.",
+    "Capture draft cuda graph end. Time elapsed: {} s. mem usage={} GB. avail mem={} GB.",
+    "Capture draft extend cuda graph end. Time elapsed: {} s. mem usage={} GB. avail mem={} GB.",
+    "Capture draft extend CUDA graph end. step={}, elapsed={} s, mem usage={} GB, avail mem={} GB.",
+    "Capture single-CG draft extend end. elapsed={} s, mem usage={} GB, avail mem={} GB.",
+    "Capture {} CUDA graph end. elapsed={} s, mem usage={} GB, avail mem={} GB.",
+    "Capture {} {} end. bs={}, elapsed={} s, mem usage={} GB, avail mem={} GB.",
+    "Capture Frozen-KV MTP draft cuda graph end.",
+)
+
+#: The messages, in the order a line is tried against them.
+MESSAGES: tuple[Message, ...] = (
+    Message(
+        "server_args",
+        Kind.SERVER_ARGS,
+        "server_args=ServerArgs(",
+        re.compile(r"server_args=ServerArgs\((?P<arguments>.*)\)\s*$"),
+        description="the server's arguments, every field (its mem_fraction_static among them)",
+        forms=("server_args={}",),
+    ),
+    Message(
+        "init",
+        Kind.STEP,
+        "Init torch ",
+        re.compile(r"Init torch (?:distributed )?begin\."),
+        phase=Phase.INIT,
+        description="a model runner begins: its distributed init",
+        forms=("Init torch distributed begin.",),
+    ),
+    Message(
+        "init_end",
+        Kind.OTHER,
+        "Init torch distributed ends",
+        re.compile(r"Init torch distributed ends\..*?mem usage=" + _n("used") + r"\s*GB"),
+        description="the distributed init's own memory (read with the init's line)",
+        forms=(
+            "Init torch distributed ends. mem usage={} GB",
+            "Init torch distributed ends. elapsed={} s, mem usage={} GB",
+        ),
+    ),
+    Message(
+        "baseline",
+        Kind.STEP,
+        "Memory baseline taken",
+        re.compile(r"Memory baseline taken\..*?mem usage=" + _n("used") + r"\s*GB"),
+        phase=Phase.INIT,
+        description="a model runner begins: the memory baseline it takes (newer releases)",
+        forms=("Memory baseline taken. mem usage={} GB",),
+    ),
+    Message(
+        "load_begin",
+        Kind.STEP,
+        "Load weight begin",
+        re.compile(r"Load weight begin\.(?:.*?(?i:avail mem)=" + _n("avail") + r"\s*GB)?"),
+        (_gb("avail", "avail_before_weights_gb"),),
+        Phase.LOAD_BEGIN,
+        description="the weights begin to load: the GPU memory free before them",
+        forms=("Load weight begin. avail mem={} GB",),
+    ),
+    Message(
+        "load_committed",
+        Kind.OTHER,
+        "Load weight end. Committed",
+        re.compile(r"Load weight end\. Committed real weights"),
+        description="weights committed after the graphs were captured (overlapped loading): no figure",
+        forms=(
+            "Load weight end. Committed real weights after CUDA graph capture in {} s "
+            "(capture overlap window {} s, startup overlap total {} s)",
+        ),
+    ),
+    Message(
+        "load_end",
+        Kind.STEP,
+        "Load weight end",
+        re.compile(
+            r"Load weight end\.(?:.*?elapsed=" + _n("elapsed") + r"\s*s)?(?:.*?(?i:type)=(?P<type>\w+))?"
+            r"(?:.*?(?i:avail mem)=" + _n("avail") + r"\s*GB)?(?:.*?mem usage=" + _n("used") + r"\s*GB)?"
+        ),
+        (
+            Figure("elapsed", "elapsed", "s"),
+            Figure("type", "model_type", "class"),
+            _gb("avail", "avail_after_weights_gb"),
+            _gb("used", "weights_gb"),
+        ),  # fmt: skip
+        Phase.LOAD_END,
+        description="the weights are in: the model's class, the memory free after them and what they took",
+        forms=(
+            "Load weight end. type={}, dtype={}, avail mem={} GB",
+            "Load weight end. type={}, dtype={}, avail mem={} GB, mem usage={} GB.",
+            "Load weight end. elapsed={} s, type={}, dtype={}, avail mem={} GB, mem usage={} GB.",
+            "Load weight end. elapsed={} s, type={}, {}avail mem={} GB, mem usage={} GB.",
+        ),
+    ),
+    Message(
+        "kv_post_capture_draft",
+        Kind.STEP,
+        "Post-capture KV sizing: draft KV cache allocated",
+        re.compile(
+            r"Post-capture KV sizing: draft KV cache allocated\..*?#tokens:\s*"
+            + _n("tokens")
+            + r".*?KV size:\s*"
+            + _n("kv")
+            + r"\s*GB"
+        ),
+        (Figure("tokens", "kv_tokens", "tokens"), _gb("kv", "kv_gb")),
+        Phase.POOL,
+        Speaks.DRAFT,
+        Pool.KV,
+        description="the draft's KV cache, sized after the graphs were captured",
+        forms=("Post-capture KV sizing: draft KV cache allocated. dtype: {}, #tokens: {}, KV size: {} GB",),
+    ),
+    Message(
+        "kv_post_capture",
+        Kind.STEP,
+        "Post-capture KV sizing: KV cache allocated",
+        re.compile(
+            r"Post-capture KV sizing: KV cache allocated\..*?#tokens:\s*"
+            + _n("tokens")
+            + r".*?KV size:\s*"
+            + _n("kv")
+            + r"\s*GB(?:.*?avail mem="
+            + _n("avail")
+            + r"\s*GB)?"
+        ),
+        (Figure("tokens", "kv_tokens", "tokens"), _gb("kv", "kv_gb"), _gb("avail", "left_gb")),
+        Phase.POOL,
+        Speaks.TARGET,
+        Pool.KV,
+        description="the KV cache, sized after the graphs were captured (newer releases, when enabled)",
+        forms=("Post-capture KV sizing: KV cache allocated. dtype: {}, #tokens: {}, KV size: {} GB, avail mem={} GB",),
+    ),
+    Message(
+        "kv_upper_bound",
+        Kind.OTHER,
+        "KV Cache VA upper bound",
+        re.compile(r"KV Cache VA upper bound\."),
+        description="address space reserved before post-capture sizing: not memory taken",
+    ),
+    Message(
+        "kv",
+        Kind.STEP,
+        "KV Cache is allocated",
+        re.compile(
+            r"(?P<label>[\w .-]*?)\s*KV Cache is allocated\.(?:.*?dtype:\s*(?P<dtype>[\w.]+),)?(?:.*?#tokens:\s*"
+            + _n("tokens")
+            + ")?"
+            + r"(?:.*?K size:\s*"
+            + _n("k")
+            + r"\s*GB.*?V size:\s*"
+            + _n("v")
+            + r"\s*GB"
+            + r"|.*?KV size:\s*"
+            + _n("kv")
+            + r"\s*GB)"
+        ),
+        (Figure("tokens", "kv_tokens", "tokens"), _gb("k", "k_gb"), _gb("v", "v_gb"), _gb("kv", "kv_gb")),
+        Phase.POOL,
+        pool=Pool.KV,
+        description="a KV cache is allocated: its tokens, K and V sizes (or one KV size, MLA)",
+        forms=(
+            "KV Cache is allocated. #tokens: {}, K size: {} GB, V size: {} GB",
+            "KV Cache is allocated. #tokens: {}, KV size: {} GB",
+            "KV Cache is allocated. K size: {} GB, V size: {} GB.",
+            "{} {}. dtype: {}, #tokens: {}, K size: {} GB, V size: {} GB",
+            "{} {}. dtype: {}, #tokens: {}, KV size: {} GB",
+        ),
+    ),
+    Message(
+        "kv_noop",
+        Kind.OTHER,
+        "KV Cache skipped",
+        re.compile(r"KV Cache skipped \(no-op pool\)"),
+        description="a pool that allocates nothing",
+        forms=("KV Cache skipped (no-op pool). Logical #tokens: {}, physical K/V size: ~{} KB placeholder",),
+    ),
+    Message(
+        "mamba",
+        Kind.STEP,
+        "Mamba Cache is allocated",
+        re.compile(
+            r"Mamba Cache is allocated\.(?:.*?max_mamba_cache_size:\s*"
+            + _n("slots")
+            + r")?.*?conv_state size:\s*"
+            + _n("conv")
+            + r"\s*GB.*?ssm_state size:\s*"
+            + _n("ssm")
+            + r"\s*GB"
+            r"(?:.*?intermediate_ssm_state_cache size:\s*" + _n("inter_ssm") + r"\s*GB)?"
+            r"(?:.*?intermediate_conv_window_cache size:\s*" + _n("inter_conv") + r"\s*GB)?"
+        ),
+        (
+            Figure("slots", "mamba_slots", "tokens"),
+            _gb("conv", "conv_gb"),
+            _gb("ssm", "ssm_gb"),
+            _gb("inter_ssm", "intermediate_ssm_gb"),
+            _gb("inter_conv", "intermediate_conv_gb"),
+        ),  # fmt: skip
+        Phase.POOL,
+        pool=Pool.MAMBA,
+        description="the state of Mamba / linear-attention layers (its conv and ssm states, and their drafts')",
+        forms=(
+            "Mamba Cache is allocated. conv_state size: {}GB, ssm_state size: {}GB",
+            "Mamba Cache is allocated. max_mamba_cache_size: {}, conv_state size: {}GB, ssm_state size: {}GB",
+            "Mamba Cache is allocated. max_mamba_cache_size: {}, conv_state size: {}GB, ssm_state size: {}GB "
+            "intermediate_ssm_state_cache size: {}GB intermediate_conv_window_cache size: {}GB",
+        ),
+    ),
+    Message(
+        "swa_total",
+        Kind.STEP,
+        "SWAKVPool",
+        re.compile(
+            r"SWAKVPool (?:mem usage|(?P<bound>VA upper bound)):\s*"
+            + _n("gb")
+            + r"\s*GB.*?swa size:\s*"
+            + _n("swa")
+            + r".*?full size:\s*"
+            + _n("full")
+        ),  # fmt: skip
+        (_gb("gb", "swa_pool_gb"), Figure("swa", "swa_tokens", "tokens"), Figure("full", "full_tokens", "tokens")),
+        Phase.POOL,
+        pool=Pool.SWA_TOTAL,
+        description="a sliding-window model's two KV pools together (full and window layers)",
+        forms=(
+            "SWAKVPool mem usage: {} GB, swa size: {}, full size: {}",
+            "SWAKVPool {}: {} GB, swa size: {}, full size: {}",
+        ),
+    ),
+    Message(
+        "swa_tokens",
+        Kind.STEP,
+        "window memory pool",
+        re.compile(
+            r"[Ss]liding window memory pool(?: \(all SWA\))?\.(?:.*?full_layer_tokens="
+            + _n("full")
+            + r")?.*?swa_layer_tokens="
+            + _n("swa")
+        ),  # fmt: skip
+        (Figure("full", "full_tokens", "tokens"), Figure("swa", "swa_tokens", "tokens")),
+        Phase.POOL,
+        pool=Pool.SWA_TOKENS,
+        description="a sliding-window model's pools: tokens of its full and window layers",
+        forms=(
+            "Use Sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
+            "Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
+            "Use sliding window memory pool (all SWA). swa_layer_tokens={}",
+        ),
+    ),
+    Message(
+        "pool_end",
+        Kind.STEP,
+        "Memory pool end",
+        re.compile(r"Memory pool end\..*?avail mem=" + _n("avail") + r"\s*GB"),
+        (_gb("avail", "avail_after_pool_gb"),),
+        Phase.POOL_END,
+        description="a model's pools are allocated: the memory free after them",
+        forms=("Memory pool end. avail mem={} GB",),
+    ),
+    Message(
+        "capture_begin",
+        Kind.STEP,
+        "Capture ",
+        re.compile(r"(?P<which>Capture [\w -]*?(?:graph|draft extend)) begin\b" + _then("avail mem=", "avail"), re.I),
+        (_gb("avail", "left_gb"),),
+        Phase.CAPTURE_BEGIN,
+        description="a graph capture begins and ends: the memory it took, the memory left",
+        forms=_CAPTURE_BEGIN_FORMS,
+    ),
+    Message(
+        "capture_end",
+        Kind.STEP,
+        "Capture ",
+        re.compile(
+            r"(?P<which>Capture [\w -]*?(?:graph|draft extend)) end\b"
+            + _then(r"(?:elapsed[=:]|Time elapsed:)\s*", "elapsed", "s")
+            + _then("mem usage=", "used")
+            + _then("avail mem=", "avail"),
+            re.IGNORECASE,
+        ),
+        (Figure("elapsed", "elapsed", "s"), _gb("used", "graph_gb"), _gb("avail", "left_gb")),
+        Phase.CAPTURE_END,
+        description="a graph capture ends: the memory it took and the memory left",
+        forms=_CAPTURE_END_FORMS,
+    ),
+    Message(
+        "other_pools",
+        Kind.OTHER,
+        "",
+        re.compile(r"^(?:MLX stub: initialized minimal pools|\[unified-memory-pool\] (?!.*cannot fit ONE))"),
+        description="pools of backends and layouts whose figures no formula of the target's takes",
+        forms=(
+            "MLX stub: initialized minimal pools (max_total_num_tokens={}, max_running_requests={}, zero GPU KV cache "
+            "allocation)",
+            "[unified-memory-pool] UnifiedSWAKVPool wrapped unified buffer...",
+            "[unified-memory-pool] total_bytes={}...",
+        ),
+    ),
+    Message(
+        "scheduler",
+        Kind.SCHEDULER,
+        "max_total_num_tokens=",
+        re.compile(r"\bmax_total_num_tokens=" + _n("tokens") + r"(?:.*?available_gpu_mem=" + _n("left") + r"\s*GB)?"),
+        (Figure("tokens", "max_total_num_tokens", "tokens"), _gb("left", "left_gb")),
+        description="the scheduler's pool size and the memory left at the end",
+        forms=(
+            "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens={}, max_running_requests={}, "
+            "context_len={}",
+            "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens={}, max_running_requests={}, "
+            "context_len={}, {}={} GB",
+            "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens={}, max_running_requests={}, "
+            "context_len={}, available_gpu_mem={} GB",
+        ),
+    ),
+    Message(
+        "profiled",
+        Kind.VERDICT,
+        "is larger than the profiled value",
+        re.compile(r"max_total_tokens=" + _n("cap") + r" is larger than the profiled value " + _n("profiled")),
+        (Figure("cap", "cap_tokens", "tokens"), Figure("profiled", "profiled_tokens", "tokens")),
+        description="SGLang's verdict: the --max-total-tokens asked for is above the pool the memory gives",
+        forms=("max_total_tokens={} is larger than the profiled value {}. Use the profiled value instead.",),
+    ),
+    Message(
+        "auto_fraction",
+        Kind.VERDICT,
+        "Automatically reduce --mem-fraction-static",
+        re.compile(r"Automatically reduce --mem-fraction-static to " + _n("fraction")),
+        (Figure("fraction", "mem_fraction_static", "fraction"),),
+        description="SGLang's verdict: the fraction it chose for this run (a multimodal model)",
+        forms=("Automatically reduce --mem-fraction-static to {} because this is a multimodal model.",),
+    ),
+    Message(
+        "no_kv_memory",
+        Kind.DEATH,
+        "Loaded weights leave no GPU memory for the KV cache",
+        re.compile(
+            r"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static="
+            + _n("fraction")
+            + r"(?:.*?Raise --mem-fraction-static above "
+            + _n("needed")
+            + r")?"
+        ),  # fmt: skip
+        (Figure("fraction", "mem_fraction_static", "fraction"), Figure("needed", "fraction_needed", "fraction")),
+        description="SGLang's verdict, and the start-up's death: the weights took the fraction's whole budget",
+        forms=(
+            "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={}. Raise "
+            "--mem-fraction-static above {} (minimum viable = 1 - available/pre = {})...",
+        ),
+    ),
+    Message(
+        "not_enough",
+        Kind.DEATH,
+        "Not enough memory. Please try to increase --mem-fraction-static",
+        re.compile(
+            r"Not enough memory\. Please try to increase --mem-fraction-static\.(?:.*?"
+            r"mem_fraction_static=" + _n("fraction") + r")?"
+        ),  # fmt: skip
+        (Figure("fraction", "mem_fraction_static", "fraction"),),
+        description="SGLang's verdict, and the start-up's death: the pool the fraction gives is empty",
+        forms=(
+            "Not enough memory. Please try to increase --mem-fraction-static.",
+            "Not enough memory. Please try to increase --mem-fraction-static. Current value: {}",
+        ),
+    ),
+    Message(
+        "state_too_small",
+        Kind.DEATH,
+        "",
+        re.compile(
+            r"Not enough GPU memory for hybrid|state cache is too small to serve|pool cap \(.*?\) leaves no room"
+            r"|cannot fit ONE worst-case request|int8 mamba checkpoint pool needs"
+        ),
+        description="SGLang's verdict, and the start-up's death: no room for a pool's state, window or cap",
+        forms=(
+            "Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=...",
+            "Hybrid (mamba/linear-attention) state cache is too small to serve any requests...",
+            "SWA pool cap ({} tokens, {} GiB) leaves no room for the full KV pool...",
+            "The DSV4 SWA pool cap ({} tokens, {} GB) leaves no room for the full KV pool...",
+            "[unified-memory-pool] {}: byte budget {} cannot fit ONE worst-case request...",
+            "int8 mamba checkpoint pool needs ~{}GB but only {}GB HBM is free...",
+        ),
+    ),
+    Message(
+        "short_pool",
+        Kind.VERDICT,
+        "KV pool holds",
+        re.compile(r"KV pool holds " + _n("tokens") + r" tokens, fewer than --context-length " + _n("context")),
+        (Figure("tokens", "short_pool_tokens", "tokens"), Figure("context", "context_len", "tokens")),
+        description="SGLang's verdict: the pool holds fewer tokens than one request of the whole context",
+        forms=("KV pool holds {} tokens, fewer than --context-length {}...",),
+    ),
+    Message(
+        "graph_failed",
+        Kind.DEATH,
+        "graph failed",
+        re.compile(r"Capture (?:[\w-]+ )*?(?:cuda|CUDA|cpu|CPU) graph failed"),
+        description="the start-up died capturing a graph (SGLang suggests a smaller --mem-fraction-static)",
+        forms=(
+            "Capture cuda graph failed: {} Possible solutions:...",
+            "Capture cuda graph failed: {} {}",
+            "Capture CPU graph failed: {} {}",
+            "Capture prefill CUDA graph failed: {} {}",
+            "Capture frozen-KV MTP cuda graph failed: {} {}",
+        ),
+    ),
+    Message(
+        "ready",
+        Kind.READY,
+        "The server is fired up",
+        re.compile(r"The server is fired up and ready to roll"),
+        description="the server is up",
+        forms=("The server is fired up and ready to roll!",),
+    ),
+    Message(
+        "death",
+        Kind.DEATH,
+        "",
+        re.compile(
+            r"Traceback \(most recent call last\)|hit an exception|Received sigquit"
+            r"|Main process exited, code=(?!exited, status=0)|Failed with result|out of memory|OutOfMemoryError"
+        ),
+        description="the start-up died: a traceback, an exception in the scheduler, a failed unit, out of memory",
+    ),
+    Message(
+        "avail",
+        Kind.AVAIL,
+        "mem=",
+        re.compile(r"\bavail(?:able_gpu)?[ _]mem=" + _n("left") + r"\s*GB"),
+        (_gb("left", "left_gb"),),
+        description="another line with the GPU memory free (what is left at the end)",
+    ),
+)
+#: The memory messages SGLang prints that no start-up figure comes from (checked against the releases too; a
+#: form ending in "..." stands for every text that begins with what comes before it).
+OTHERS = (
+    "Routing experts host buffer allocated. #tokens: {}, size: {} GB",
+    "UnifiedSWAKVPool.move_kv_cache should not be called...",
+    "int8 mamba checkpoint pool ({}GB) is allocated from --mem-fraction-static headroom...",
+    "UE8M0 block K size must be divisible by {}, got {}.",
+    "LoRA adapter loading starts: {}. avail mem={} GB",
+    "LoRA adapter loading completes: {}. avail mem={} GB",
+    "LoRA adapter unloading starts: {}. avail mem={} GB",
+    "LoRA adapter unloading completes: {}. avail mem={} GB",
+    "Update engine weights online from disk begin. avail mem={} GB",
+    "Post-capture KV sizing: KV-canary per-forward workspace {} GB",
+)
+#: Service managers' lines (systemd's, as a journal shows them with the unit ``systemd``).
+SERVICE_STARTED, SERVICE_STOPPED = "Started ", "Stopped "
+#: A launch command, as ps, a unit file or a script shows it.
+COMMAND = re.compile(r"(?:-m\s+sglang\.launch_server|sglang/launch_server\.py|\bsglang\s+serve)\b(?P<args>.*)$")
+#: A version of SGLang named in a line: ``sglang==0.5.9``, ``lmsysorg/sglang:v0.5.9-cu129``, ``sglang 0.5.9``.
+VERSION = re.compile(
+    r"\bsglang(?:==|:v|-| v?| version:? ?v?)(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)\b", re.IGNORECASE
+)
+#: Model classes of speculative drafts, by the name SGLang's model files give them.
+DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft", re.IGNORECASE)
+#: The words of every line that can matter to a start-up, for the stream's pre-filter (in bytes).
+LITERALS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [m.literal for m in MESSAGES if m.literal and m.kind is not Kind.OTHER]
+        + [
+            "Traceback (most",
+            "hit an exception",
+            "Received sigquit",
+            "Main process exited",
+            "Failed with result",
+            "out of memory",
+            "OutOfMemoryError",
+            "graph failed",
+            "Started ",
+            "Starting ",
+            "Stopped ",
+            "launch_server",
+            "sglang serve",
+        ]  # fmt: skip
+    )
+)
+
+
+def known(text: str) -> Message | str | None:
+    """The message of the table (or the OTHERS form) whose form a code's text is, None if none is."""
+    for message in MESSAGES:
+        if any(_same(form, text) for form in message.forms):
+            return message
+    return next((form for form in OTHERS if _same(form, text)), None)
+
+
+def _same(form: str, text: str) -> bool:
+    return text.startswith(form[:-3]) if form.endswith("...") else text == form
+
+
+def quote(name: str) -> str:
+    """A message's words as a sentence names them (``'KV Cache is allocated'``)."""
+    return f"'{by_name(name).literal.strip()}'"
+
+
+def read_lines() -> str:
+    """The lines a start-up's figures come from, for the help: one a line, its words and what it says."""
+    parts: dict[str, str] = {}
+    for message in MESSAGES:
+        if message.kind in (Kind.STEP, Kind.SCHEDULER, Kind.VERDICT, Kind.SERVER_ARGS) and message.literal.strip():
+            parts.setdefault(message.literal.strip(), message.description)
+    return "\n".join(f"  '{words}...': {what}" for words, what in parts.items())
+
+
+def by_name(name: str) -> Message:
+    """The message of that name."""
+    return next(m for m in MESSAGES if m.name == name)
+
+
+def figures(message: Message, match: re.Match[str]) -> dict[str, float | str]:
+    """The figures a matched line carries, by quantity (numbers as floats, a class as its name)."""
+    found: dict[str, float | str] = {}
+    for figure in message.figures:
+        value = match.group(figure.group)
+        if value is not None:
+            found[figure.quantity] = value if figure.unit == "class" else float(value)
+    return found
