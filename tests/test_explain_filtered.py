@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 from sgtrace.run.startups import Figure, StartUp, pick, split
 from tests.conftest import FIXTURES
 from tests.examples import EXAMPLES, PROFILES, TALLIES
+from tests.journals import SHAPES as JOURNAL_SHAPES
+from tests.journals import journal
 
 KIMI = FIXTURES / "logs" / "kimi_three_startups.journal"
 H20 = FIXTURES / "logs" / "h20_three_startups.journal"
@@ -131,6 +133,31 @@ FORMS = {
     "kimi cat": _cat(KIMI.read_text()),
     "quick restarts cat": _cat(QUICK),
 }
+# the shapes of tests/journals.py, whole (journald's short form, no year) and as -o cat prints them
+for _name, _specs in JOURNAL_SHAPES.items():
+    FORMS[f"{_name} short"] = journal(_specs)
+    FORMS[f"{_name} cat"] = _cat("\n".join(journal(_specs)))
+
+
+@pytest.mark.parametrize("name", sorted(JOURNAL_SHAPES))
+def test_each_journal_shape_gives_its_start_ups_and_pools(name: str) -> None:
+    """A journal of start-ups of one shape gives each its own: no capped pool, second pool, state pool or draft
+    (loaded before or after the target's pools) begins another start-up or is filed under the wrong model."""
+    specs = JOURNAL_SHAPES[name]
+    for form in ("short", "cat"):
+        runs = split("\n".join(FORMS[f"{name} {form}"]))
+        assert len(runs) == len(specs), [run.begun_by for run in runs]
+        for run, spec in zip(runs, specs, strict=True):
+            assert not run.doubts, run.doubts
+            assert run.end.died == spec.died
+            assert run.target["kv_gb"].value == pytest.approx(spec.pool_gb + (spec.swa_gb or 0.0), abs=0.02)
+            if spec.mamba_gb:
+                assert run.target["mamba_gb"].value == pytest.approx(spec.mamba_gb, abs=0.02)
+            draft = spec.draft and not (spec.died and not spec.draft_first)
+            assert bool(run.draft.get("weights_gb")) == bool(draft)
+            if draft:
+                assert run.draft["weights_gb"].value == spec.draft_gb and run.draft_first == spec.draft_first
+                assert run.draft["kv_gb"].value == pytest.approx(spec.draft_pool_gb, abs=0.02)
 
 
 def test_the_quick_restarts_are_still_three_start_ups() -> None:
@@ -211,17 +238,30 @@ def _step(line: str) -> str | None:
 
 
 def _ranks_in_another_order(lines: list[str], seed: int) -> list[str]:
-    """*lines* with each run of one step's lines (one a rank) shuffled, as ranks logging at once may write them."""
-    shuffle = random.Random(seed).shuffle
+    """*lines* with each run of one step's lines interleaved another way, as ranks logging at once may write
+    them (each rank's own lines stay in its order: one process writes them one after the other)."""
+    pick = random.Random(seed)
     out: list[str] = []
     run: list[str] = []
+
+    def interleaved(block: list[str]) -> list[str]:
+        queues: dict[str, list[str]] = {}
+        for line in block:
+            tag = _RANK_TAG.search(line)
+            queues.setdefault(tag.group(0) if tag else "", []).append(line)
+        merged: list[str] = []
+        while queues:
+            rank = pick.choice(sorted(queues))
+            merged.append(queues[rank].pop(0))
+            if not queues[rank]:
+                del queues[rank]
+        return merged
+
     for line in lines:
         if run and _step(line) != _step(run[0]):
-            shuffle(run)
-            out, run = out + run, []
+            out, run = out + interleaved(run), []
         (out if _step(line) is None else run).append(line)
-    shuffle(run)
-    return out + run
+    return out + interleaved(run)
 
 
 def _journal(form: str) -> list[list[str]]:
@@ -305,10 +345,11 @@ _KV_MLA, _KV_MHA = (
          2, {}),
         # another rank still loading once a rank allocated its pool: ranks move in step, a new start-up
         ([_T.format(1, 0, 0) + _KV_MLA.format(159277, 10.42), _T.format(1, 5, 3) + _LWB.format(94.04)], 2, {}),
-        # free memory going up past what the start-up had: a new one
+        # free memory is no evidence of a new start-up (ranks differ after their graphs, a capped pool leaves
+        # memory free): twenty seconds apart, one start-up
         ([_T.format(1, 0, 0) + "Memory pool end. avail mem=10.94 GB",
           _T.format(1, 20, 3) + "Capture cuda graph end. Time elapsed: 9.00 s. mem usage=1.52 GB. avail mem=20.50 GB."],
-         2, {}),
+         1, {}),
         # SGLang's clock going back, or a gap before a step that takes seconds
         ([_T.format(30, 0, 0) + _LWB.format(94.04), _T.format(10, 0, 3) + _LWB.format(94.05)], 2, {}),
         ([_T.format(1, 0, 0) + _KV_MLA.format(9, 10.42), _T.format(9, 0, 3) + "Memory pool end. avail mem=10.9 GB"],

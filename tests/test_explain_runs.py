@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sgtrace.analyses.ledger import ledger
-from sgtrace.run.startups import facts, pick, split
 from sgtrace.cli import cli
 from sgtrace.report.operator_text import BAR_WIDTH, bar
+from sgtrace.run.startups import facts, pick, split
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
 

@@ -1,26 +1,16 @@
-"""A start-up as its lines arrive: per rank, the target's and the draft's figures; what the splitter weighs.
-
-A line's *stage* is where in a start-up it was logged: model * 10 + phase
-(events.PHASES; the draft is model 1), the scheduler's line last (SCHEDULER_STAGE).
-"""
+"""A start-up as its lines arrive: per rank, the target's and the draft's figures and pools; what the
+splitter weighs (see :mod:`sgtrace.run.stages` for the steps and their order)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sgtrace.run.events import PHASES, Event
+from sgtrace.run.events import Event
 from sgtrace.run.lines import LogLine
+from sgtrace.run.messages import Kind, Phase, Pool
+from sgtrace.run.stages import DRAFT, EARLY_DRAFT, LATE_DRAFT, LONG_STEPS, SCHEDULER, TARGET, Ended, Stage, began
+from sgtrace.run.stages import position as _position
 
-TARGET, DRAFT = 0, 1
-#: The stage of the scheduler's line: after every model's.
-SCHEDULER_STAGE = 20
-#: Stage at which a step that can take long ends -> what it is.
-LONG_STEPS = {
-    2: "the weights' loading",
-    6: "the CUDA graphs' capture",
-    12: "the draft's loading",
-    16: "the draft's graphs",
-}
 #: (value, line, rank) of one figure as it is read.
 Found = tuple[float, int, str]
 
@@ -30,13 +20,21 @@ class Model:
     """One model's lines on one rank."""
 
     figures: dict[str, Found] = field(default_factory=dict)
-    #: The furthest phase logged (see events.PHASES), -1 for none.
-    phase: int = -1
+    #: The furthest step logged, None for none.
+    phase: Phase | None = None
     type: str = ""
-    #: Captures that ended (a target's capture ends once a start-up).
+    #: Captures that ended (a capture ends once a start-up).
     captures: set[str] = field(default_factory=set)
     #: Whether its KV pool line gave K and V apart (MHA) or one KV size (MLA); None before that line.
     split_kv: bool | None = None
+    #: Its pools as the lines give them: (what, GB, tokens or None, line).
+    pools: list[tuple[Pool, float, float | None, int]] = field(default_factory=list)
+    #: SGLang's clock at its last pool line (None without one, or without a clock).
+    pool_at: float | None = None
+
+    def reached(self, phase: Phase) -> bool:
+        """Whether it logged *phase* or a later step."""
+        return self.phase is not None and self.phase >= phase
 
 
 @dataclass
@@ -47,11 +45,17 @@ class Rank:
     #: The last free memory it logged after the target's weights.
     left: Found | None = None
     #: The stage of that figure.
-    left_stage: int = -1
+    left_stage: Stage | None = None
 
     def logged(self) -> bool:
         """Whether it logged a figure."""
-        return self.left is not None or any(model.figures for model in self.models)
+        return self.left is not None or any(model.figures or model.pools for model in self.models)
+
+    def model(self, slot: int) -> Model:
+        """Its target's or draft's lines (made on first use)."""
+        while len(self.models) <= slot:
+            self.models.append(Model())
+        return self.models[slot]
 
 
 @dataclass
@@ -62,7 +66,11 @@ class Building:
     begun_by: str
     args: dict[str, float | str | bool | None] = field(default_factory=dict)
     ranks: dict[str, Rank] = field(default_factory=dict)
-    ended: str = ""
+    ended: Ended = Ended.UNFINISHED
+    #: The line of its death, if it died.
+    death: int | None = None
+    #: The death's own words (a memory verdict's, else the line's first words).
+    death_text: str = ""
     ready: bool = False
     tokens: Found | None = None
     scheduler_left: Found | None = None
@@ -73,45 +81,53 @@ class Building:
     first_stamp: str = ""
     last_seconds: float | None = None
     latest_seconds: float | None = None
+    #: The order its steps run in (the draft late, or early: see stages).
+    order: tuple[Stage, ...] = LATE_DRAFT
     #: (stage, capture) -> when a rank was first there (an end line: its step began at the stage before).
-    first_at: dict[tuple[int, str], float] = field(default_factory=dict)
+    first_at: dict[tuple[Stage, str], float] = field(default_factory=dict)
     #: Why the lines cannot say for sure that all of it is one start-up.
     doubts: list[str] = field(default_factory=list)
     #: (stage, capture) -> the longest time a rank's load or capture that ends there took (elapsed=).
-    took: dict[tuple[int, str], float] = field(default_factory=dict)
+    took: dict[tuple[Stage, str], float] = field(default_factory=dict)
     command: str = ""
     version: tuple[str, int] | None = None
-    #: The furthest stage any rank logged.
-    top_stage: int = -1
-    #: The stage of the line that began the start-up, when a model's line began it (-1 otherwise).
-    first_stage: int = -1
-    #: The furthest stage at which a rank logged free memory.
-    last_stage: int = -1
-    #: Stage -> the least free memory a rank showed at it.
-    free_low: dict[int, float] = field(default_factory=dict)
-    #: Stage -> the most memory a line showed free (or taken by the pool) at it.
-    need_high: dict[int, float] = field(default_factory=dict)
-    #: Stage -> the least memory a line showed free (or taken by the pool) at it.
-    seen_low: dict[int, float] = field(default_factory=dict)
+    #: The furthest step any rank logged, and the step of the line that began it (when a step began it).
+    top: Stage | None = None
+    first_stage: Stage | None = None
+    #: The furthest step at which a rank logged free memory.
+    last_stage: Stage | None = None
+    #: SGLang's verdicts: quantity -> (value, line) (the fraction it chose, the profile it rejected...).
+    verdicts: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    def position(self, stage: Stage) -> int:
+        """Where *stage* comes in this start-up's order."""
+        return _position(self.order, stage)
+
+    def top_position(self) -> int:
+        """Where its furthest step comes (-1 before any)."""
+        return -1 if self.top is None else self.position(self.top)
 
     def add(self, event: Event, slot: int) -> None:
-        """File *event* here; *slot* is the model (TARGET, DRAFT) a model event belongs to."""
+        """File *event* here; *slot* is the model (TARGET, DRAFT) a step belongs to."""
         line = event.line
         self._clock(line)
         if line.pid and line.seconds is not None and not self.pid:
             self.pid = line.pid
         kind = event.kind
-        if kind in PHASES:
-            self._model_event(event, slot)
-        elif kind == "server_args":
+        if event.step:
+            self._step(event, slot)
+        elif kind is Kind.SERVER_ARGS:
             self.args = event.arguments
-        elif kind == "command":
+        elif kind is Kind.COMMAND:
             self.command = self.command or event.detail
-        elif kind == "version":
+        elif kind is Kind.VERSION:
             self.version = (event.detail, line.number)
-        elif kind == "scheduler":
+        elif kind is Kind.SCHEDULER:
             self._scheduler(event)
-        elif kind == "avail" and line.rank in self.ranks:
+        elif kind is Kind.VERDICT:
+            for name, value in event.figures.items():
+                self.verdicts.setdefault(name, (value, line.number))
+        elif kind is Kind.AVAIL and line.rank in self.ranks:
             self.ranks[line.rank].left = (event.figures["left_gb"], line.number, line.rank)
         else:
             self._end(event)
@@ -123,46 +139,74 @@ class Building:
         self.last_seconds = line.seconds
         self.latest_seconds = max(self.latest_seconds or line.seconds, line.seconds)
 
-    def _model_event(self, event: Event, slot: int) -> None:
+    def _step(self, event: Event, slot: int) -> None:
         line = event.line
+        assert event.phase is not None
         rank = self.ranks.setdefault(line.rank, Rank())
-        while len(rank.models) <= slot:
-            rank.models.append(Model())
-        model = rank.models[slot]
-        stage = slot * 10 + PHASES[event.kind]
-        model.phase = max(model.phase, PHASES[event.kind])
+        model = rank.model(slot)
+        stage = Stage(slot, event.phase)
+        target = rank.models[TARGET]
+        if (
+            slot == DRAFT
+            and event.phase <= Phase.LOAD_END
+            and target.reached(Phase.LOAD_END)
+            and not target.reached(Phase.POOL)
+        ):
+            self.order = EARLY_DRAFT  # the draft loads before the target's pool: a newer release
+        model.phase = event.phase if model.phase is None else max(model.phase, event.phase)
         model.type = model.type or event.model_type
-        if event.kind == "kv":
-            model.split_kv = event.split_kv
-        self.top_stage = max(self.top_stage, stage)
+        if self.top is None or self.position(stage) > self.position(self.top):
+            self.top = stage
         if line is self.first:
             self.first_stage = stage
+        if event.pool is not None:
+            self._pool(model, event)
         for name, value in event.figures.items():
-            if name == "left_gb":
+            if name == "left_gb" or event.pool is not None:
                 continue
-            if name == "graph_gb" and name in model.figures:  # a draft captures more than one graph: add them up
+            if name == "graph_gb" and name in model.figures:  # a model captures more than one graph: add them up
                 model.figures[name] = (model.figures[name][0] + value, line.number, line.rank)
             else:
                 model.figures.setdefault(name, (value, line.number, line.rank))
-        if event.kind == "capture_end":
-            model.captures.add(event.capture.lower())
-        if "left_gb" in event.figures and (slot == DRAFT or PHASES[event.kind] >= PHASES["pool_end"]):
+        if event.phase is Phase.CAPTURE_END:
+            model.captures.add(event.capture)
+        if "left_gb" in event.figures and (slot == DRAFT or event.phase >= Phase.POOL_END):
             rank.left, rank.left_stage = (event.figures["left_gb"], line.number, line.rank), stage
-            self.last_stage = max(self.last_stage, stage)
-        self._remember(memory_claims(event, slot))
+            if self.last_stage is None or self.position(stage) >= self.position(self.last_stage):
+                self.last_stage = stage
         if event.elapsed and stage in LONG_STEPS:
-            key = (stage, event.capture.lower())
+            key = (stage, event.capture)
             self.took[key] = max(self.took.get(key, 0.0), event.elapsed)
         if line.seconds is not None:
             for at, seconds in times(event, stage):
                 self.first_at[at] = min(self.first_at.get(at, seconds), seconds)
 
-    def _remember(self, claims: list[tuple[int, float, bool]]) -> None:
-        for stage, gb, free in claims:
-            if free:
-                self.free_low[stage] = min(self.free_low.get(stage, gb), gb)
-            self.need_high[stage] = max(self.need_high.get(stage, gb), gb)
-            self.seen_low[stage] = min(self.seen_low.get(stage, gb), gb)
+    def _pool(self, model: Model, event: Event) -> None:
+        """A pool of *model*: every pool is kept; its figures are the sums of its KV pools and of its states."""
+        line, figures = event.line, event.figures
+        model.pool_at = line.seconds if line.seconds is not None else model.pool_at
+        if event.pool is Pool.KV:
+            model.split_kv = event.split_kv if model.split_kv is None else model.split_kv
+            gb = figures.get("kv_gb")
+            if gb is not None:
+                model.pools.append((Pool.KV, gb, figures.get("kv_tokens"), line.number))
+                total = sum(p[1] for p in model.pools if p[0] is Pool.KV)
+                if "swa_pool_gb" not in model.figures:
+                    model.figures["kv_gb"] = (round(total, 2), line.number, line.rank)
+            if "kv_tokens" in figures:
+                model.figures.setdefault("kv_tokens", (figures["kv_tokens"], line.number, line.rank))
+        elif event.pool is Pool.MAMBA:
+            model.pools.append((Pool.MAMBA, figures["mamba_gb"], None, line.number))
+            total = sum(p[1] for p in model.pools if p[0] is Pool.MAMBA)
+            model.figures["mamba_gb"] = (round(total, 2), line.number, line.rank)
+        elif event.pool is Pool.SWA_TOTAL:  # SGLang's own sum of the window and full pools: it stands for both
+            model.figures.setdefault("swa_pool_gb", (figures["swa_pool_gb"], line.number, line.rank))
+            model.figures["kv_gb"] = (figures["swa_pool_gb"], line.number, line.rank)
+        for name in ("full_tokens", "swa_tokens"):
+            if name in figures:
+                model.figures.setdefault(name, (figures[name], line.number, line.rank))
+        if "left_gb" in figures:
+            model.figures.setdefault("avail_after_pool_gb", (figures["left_gb"], line.number, line.rank))
 
     def _scheduler(self, event: Event) -> None:
         line = event.line
@@ -171,50 +215,36 @@ class Building:
         if "left_gb" in event.figures:
             self.scheduler_left = (event.figures["left_gb"], line.number, line.rank)
         self.scheduler_at = (line.rank, line.seconds)
-        self._remember(memory_claims(event, TARGET))
 
     def _end(self, event: Event) -> None:
         line = event.line
-        if event.kind == "ready":
+        if event.kind is Kind.READY:
             self.ready = True
-            self.ended = "ready"
-        elif event.kind == "death" and "died" not in self.ended:
-            self.ended = ("ready, then " if self.ready else "") + f"died (line {line.number})"
+            self.ended = Ended.READY
+        elif event.kind is Kind.DEATH and not self.ended.died:
+            self.ended = Ended.READY_THEN_DIED if self.ready else Ended.DIED
+            self.death = line.number
+            self.death_text = line.text[:300]
             self.died_at = line.seconds if line.seconds is not None else self.last_seconds
-        elif event.kind == "service_stop" and "died" not in self.ended:
-            self.ended = "ready, then stopped" if self.ready else "stopped"
+            for name, value in event.figures.items():
+                self.verdicts.setdefault(name, (value, line.number))
+        elif event.kind is Kind.SERVICE_STOP and not self.ended.died:
+            self.ended = Ended.READY_THEN_STOPPED if self.ready else Ended.STOPPED
 
     def figures_seen(self) -> bool:
         """Whether a model figure or the scheduler line was logged."""
         return self.tokens is not None or any(rank.logged() for rank in self.ranks.values())
 
 
-def times(event: Event, stage: int) -> list[tuple[tuple[int, str], float]]:
+def times(event: Event, stage: Stage) -> list[tuple[tuple[Stage, str], float]]:
     """((stage, capture), seconds) at which *event* shows its rank: an end line also where its step began."""
     seconds = event.line.seconds
     if seconds is None:
         return []
-    capture = event.capture.lower()
-    found = [((stage, capture), seconds)]
-    if event.elapsed and stage % 10 in (2, 6):
-        found.append(((stage - 1, capture), seconds - event.elapsed))
+    found = [((stage, event.capture), seconds)]
+    if event.elapsed and began(stage) != stage:
+        found.append(((began(stage), event.capture), seconds - event.elapsed))
     return found
 
 
-def memory_claims(event: Event, slot: int) -> list[tuple[int, float, bool]]:
-    """(stage, GB, whether it is free memory rather than a pool that needed it) of each memory figure of *event*."""
-    figures = event.figures
-    stage = SCHEDULER_STAGE if event.kind == "scheduler" else slot * 10 + PHASES[event.kind]
-    claims = []
-    if "avail_before_weights_gb" in figures:
-        claims.append((stage, figures["avail_before_weights_gb"], True))
-    if "avail_after_weights_gb" in figures:
-        claims.append((stage, figures["avail_after_weights_gb"], True))
-        if "weights_gb" in figures:  # before the weights: what they took on top
-            claims.append((stage - 1, figures["avail_after_weights_gb"] + figures["weights_gb"], True))
-    if "kv_gb" in figures:
-        claims.append((stage, figures["kv_gb"], False))
-    for name in ("avail_after_pool_gb", "left_gb"):
-        if name in figures:
-            claims.append((stage, figures[name], True))
-    return claims
+__all__ = ["DRAFT", "SCHEDULER", "TARGET", "Building", "Found", "Model", "Rank", "times"]

@@ -21,19 +21,21 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
-from sgtrace.run.building import Building, Found, Model, Rank
-from sgtrace.run.events import PHASES, Event, classify
+from sgtrace.run.building import DRAFT, TARGET, Building, Found, Model, Rank
+from sgtrace.run.events import Event, classify
 from sgtrace.run.lines import LogLine, lines
+from sgtrace.run.messages import Kind
+from sgtrace.run.stages import EARLY_DRAFT, Ended
 
 #: Two ranks whose memory figures differ by more than this many GB disagree.
 DISAGREE_GB = 0.25
 #: Start-ups kept in memory: the latest ones (a crash loop of months cannot fill memory).
 MAX_KEPT = 1000
-#: Events that can begin the first start-up of a log.
-_BEGINS = frozenset({"service_start", "server_args", "command", "scheduler", *PHASES})
+#: Kinds of event that can begin the first start-up of a log (and every step).
+_BEGINS = frozenset({Kind.SERVICE_START, Kind.SERVER_ARGS, Kind.COMMAND, Kind.SCHEDULER})
 _MIN_OVER_RANKS = ("avail_before_weights_gb", "avail_after_weights_gb", "avail_after_pool_gb")
 
 
@@ -59,8 +61,8 @@ class StartUp:
     started: str
     #: 1-based line where it began.
     first_line: int
-    #: ready, died (with the line), stopped, initialised (its scheduler's line, nothing after it), or
-    #: unfinished (the log ends or the next start-up begins).
+    #: How it ended, as words: ready, died (with the line), stopped, initialised (its scheduler's line,
+    #: nothing after it), or unfinished (the log ends or the next start-up begins).
     ended: str
     #: Whether its figures are whole: it got ready, or its KV pool was allocated (or its scheduler printed
     #: the pool's size) and it did not die first.
@@ -91,6 +93,17 @@ class StartUp:
     version: tuple[str, int] | None = None
     #: Why the lines cannot say for sure which of them belong to it (a filtered log's gaps), empty if they can.
     doubts: tuple[str, ...] = ()
+    #: How it ended.
+    end: Ended = Ended.UNFINISHED
+    #: The line of its death and its words, if it died.
+    death: tuple[int, str] | None = None
+    #: SGLang's own verdicts: quantity -> figure (mem_fraction_static it chose, the profiled pool it rejected,
+    #: the fraction a death says was needed...).
+    verdicts: dict[str, Figure] = field(default_factory=dict)
+    #: The target's pools, then the draft's: (model, what, GB, tokens or None, line), on the binding rank.
+    pools: tuple[tuple[str, str, float, float | None, int], ...] = ()
+    #: Whether the draft was loaded before the target's pools (a newer release's order).
+    draft_first: bool = False
 
 
 def split(log: str | Iterable[LogLine]) -> list[StartUp]:
@@ -103,8 +116,8 @@ def split(log: str | Iterable[LogLine]) -> list[StartUp]:
         event = classify(line)
         if event is None:
             continue
-        if current is None and event.kind not in _BEGINS:
-            early += [event] if event.kind == "version" else []
+        if current is None and event.kind not in _BEGINS and not event.step:
+            early += [event] if event.kind in (Kind.VERSION, Kind.VERDICT) else []
             continue
         reason, slot = boundary(current, event) if current is not None else ("", None)
         if current is None or reason:
@@ -135,16 +148,26 @@ def pick(runs: list[StartUp], wanted: int | None) -> int:
 
 
 def facts(run: StartUp) -> dict[str, float | str | bool | None]:
-    """The inputs a start-up gives the formula: its server arguments and the target's figures."""
+    """The inputs a start-up gives the formula: its server arguments, SGLang's own verdicts (the fraction
+    it chose wins over the one asked for) and the target's figures. ``kv_gb`` is every pool the budget
+    pays for: the KV pools and the state of Mamba layers."""
     found: dict[str, float | str | bool | None] = dict(run.server_args)
-    found.update({name: figure.value for name, figure in run.target.items() if name != "graph_gb"})
+    if "mem_fraction_static" in run.verdicts:
+        found["mem_fraction_static"] = run.verdicts["mem_fraction_static"].value
+    found.update({name: figure.value for name, figure in run.target.items() if name not in _NOT_INPUTS})
+    if "mamba_gb" in run.target and "kv_gb" in run.target:
+        found["kv_gb"] = round(run.target["kv_gb"].value + run.target["mamba_gb"].value, 2)
     if run.max_total_num_tokens is not None:
         found["max_total_num_tokens"] = run.max_total_num_tokens.value
     return found
 
 
+#: Target figures that are no input of a formula.
+_NOT_INPUTS = frozenset({"graph_gb", "mamba_gb", "swa_pool_gb", "full_tokens", "swa_tokens"})
+
+
 def read_log(text: str) -> dict[str, float | str | bool | None]:
-    """Quantities (see logs.QUANTITIES) and server arguments of the latest complete start-up in *text*."""
+    """Quantities (see run.messages.QUANTITIES) and server arguments of the latest complete start-up in *text*."""
     runs = split(text)
     return facts(runs[[r.index for r in runs].index(pick(runs, None))]) if runs else {}
 
@@ -152,9 +175,10 @@ def read_log(text: str) -> dict[str, float | str | bool | None]:
 def _finish(index: int, run: Building) -> StartUp:
     ranks = {name: rank for name, rank in run.ranks.items() if rank.logged()}
     binding = _binding_rank(ranks)
-    models = ranks[binding].models if binding is not None else [Model()]
-    target = {name: Figure(*found) for name, found in models[0].figures.items()}
-    draft = {name: Figure(*found) for name, found in models[1].figures.items()} if len(models) > 1 else {}
+    order = [ranks[binding]] if binding is not None else []
+    order += [ranks[name] for name in sorted(ranks, key=_rank_order) if name != binding]
+    target = _figures(order, TARGET)
+    draft = _figures(order, DRAFT)
     derived = []
     for name in _MIN_OVER_RANKS:
         figures = [f for rank in ranks.values() if (f := _target_figure(rank, name)) is not None]
@@ -162,13 +186,22 @@ def _finish(index: int, run: Building) -> StartUp:
             target[name] = min(figures, key=lambda f: (f.value, f.line))
         if name == "avail_before_weights_gb" and figures and not _logged_before(ranks):
             derived.append(name)
-    complete = run.ready or (not run.ended.startswith("died") and ("kv_gb" in target or run.tokens is not None))
-    types = tuple(m.type for m in models if m.type)
+    complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
+    end = run.ended
+    if end is Ended.UNFINISHED and run.tokens is not None:
+        end = Ended.INITIALISED
+    words = f"{end.value} (line {run.death})" if end.died else end.value
+    pools = tuple(
+        (("target", "draft")[slot], what.value, gb, tokens, line)
+        for slot in (TARGET, DRAFT)
+        for what, gb, tokens, line in next((m.pools for m in _models(order, slot) if m.pools), [])
+    )
+    types = tuple(t for t in (next((m.type for m in _models(order, s) if m.type), "") for s in (TARGET, DRAFT)) if t)
     return StartUp(
         index=index,
         started=run.first.when or run.first_stamp,
         first_line=run.first.number,
-        ended=run.ended or ("initialised (its scheduler line)" if run.tokens is not None else "unfinished"),
+        ended=words,
         complete=complete,
         server_args=run.args,
         target=target,
@@ -183,7 +216,26 @@ def _finish(index: int, run: Building) -> StartUp:
         command=run.command,
         version=run.version,
         doubts=tuple(run.doubts),
+        end=end,
+        death=(run.death, run.death_text) if run.death is not None else None,
+        verdicts={name: Figure(value, line, "") for name, (value, line) in run.verdicts.items()},
+        pools=pools,
+        draft_first=run.order == EARLY_DRAFT,
     )
+
+
+def _models(ranks: list[Rank], slot: int) -> list[Model]:
+    return [rank.models[slot] for rank in ranks if len(rank.models) > slot]
+
+
+def _figures(ranks: list[Rank], slot: int) -> dict[str, Figure]:
+    """One model's figures: the binding rank's (the first), and those it did not log from the other ranks, in
+    rank order (a fragment pasted from several ranks shows each rank's lines in part)."""
+    found: dict[str, Figure] = {}
+    for model in _models(ranks, slot):
+        for name, figure in model.figures.items():
+            found.setdefault(name, Figure(*figure))
+    return found
 
 
 def _as_figure(found: Found | None) -> Figure | None:
