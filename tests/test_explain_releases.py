@@ -19,9 +19,13 @@ from sgtrace.model import TraceQuery
 from sgtrace.sources import Target
 from tests import releases
 from tests.conftest import FIXTURES
+from tests.journals import SHAPES as JOURNAL_SHAPES
+from tests.journals import journal
 
 pytestmark = pytest.mark.release
 JOURNAL = FIXTURES / "logs" / "h20_three_startups.journal"
+#: The release whose draft loads before the pools and whose formula holds a multimodal reservation.
+NEWEST_BUT_ONE = "0.5.19"
 #: Functions only reached on paths this run does not take (hybrid SWA, mamba, pipeline, draft, disaggregation).
 _OTHER_PATHS = ("hybrid_swa", "mamba", "disaggregation/")
 
@@ -226,3 +230,47 @@ def test_a_launch_command_is_read_with_0_5_9s_own_options(tmp_path: Path) -> Non
     code, data, _, err = _run(releases.MIDDLE, tmp_path, "--log", str(log), "--command", str(ps))
     assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43, err
     assert data["origins"]["mem_fraction_static"] == "--command" and "note" not in err
+
+
+def test_a_default_journal_with_an_eagle3_draft_is_three_start_ups_the_latest_explained(tmp_path: Path) -> None:
+    """journalctl -u's default short format (no year) before SGLang's own stamps, three start-ups with an
+    EAGLE3 draft (issue 27): three start-ups, the latest explained with every figure."""
+    log = tmp_path / "journal"
+    log.write_text("\n".join(journal(JOURNAL_SHAPES["eagle3 journal (a draft after the target's graphs)"])) + "\n")
+    root = releases.release(releases.MIDDLE)
+    base = ["explain", str(root), "--log", str(log), "--cache-dir", str(tmp_path / "cache")]
+    data = json.loads(CliRunner().invoke(cli, [*base, "--format", "json"]).stdout)
+    assert len(data["runs"]) == 3 and data["run"] == 3
+    assert round(data["kv_budget_gb"], 2) == 10.43 and data["observed_kv_gb"] == pytest.approx(10.42)
+    assert "0.88 x 94.04 = 82.76 GB" in data["answer"]
+
+
+def test_a_headroom_is_never_presented_as_the_pool(tmp_path: Path) -> None:
+    """0.5.19 sizes the pool from the memory free after the weights less a slack and a multimodal reservation;
+    a later path scales the budget alone (a headroom). With four pasted lines and the reservation unknown,
+    there is no prediction: exit 2 names the reservation (issue 27), never the headroom as a pool."""
+    log = tmp_path / "four.log"
+    log.write_text(
+        "[2026-03-01 10:00:00 TP0] Load weight begin. avail mem=41.29 GB\n"
+        "[2026-03-01 10:00:40 TP0] Load weight end. elapsed=40.00 s, type=LlamaForCausalLM, dtype=torch.bfloat16, "
+        "avail mem=25.12 GB, mem usage=16.17 GB.\n"
+        "[2026-03-01 10:00:41 TP0] KV Cache is allocated. #tokens: 122880, K size: 8.30 GB, V size: 8.30 GB\n"
+        "[2026-03-01 10:00:41 TP0] Memory pool end. avail mem=7.60 GB\n"
+    )
+    root = releases.release(NEWEST_BUT_ONE)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "explain",
+            str(root),
+            "--log",
+            str(log),
+            "--set",
+            "mem_fraction_static=0.8",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("sgtrace: missing input mm_reservation_gb"), result.stderr
+    assert "8.26" not in result.stdout and "GB more" not in result.stdout

@@ -18,10 +18,11 @@ from typing import Any
 
 from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
 from sgtrace.analyses.launch import LaunchError, layered, read_command, read_server_info, same_version
-from sgtrace.run.lines import QUANTITIES, parse_value
 from sgtrace.analyses.release_args import ReleaseArgs
-from sgtrace.run.startups import StartUp, facts
 from sgtrace.model import BudgetSite
+from sgtrace.run.lines import parse_value
+from sgtrace.run.messages import QUANTITIES
+from sgtrace.run.startups import StartUp, facts
 
 
 class BadInput(Exception):
@@ -131,6 +132,9 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
         raise BadInput(str(exc)) from exc
     origins = {name: where for name, where in origins.items() if where != "the log"}
     origins.update({name: f"worked out: {how}" for name, how in derived.items()})
+    chosen_fraction = chosen.verdicts.get("mem_fraction_static") if chosen is not None else None
+    if chosen_fraction is not None and "mem_fraction_static" not in given.settings and chosen and not chosen.death:
+        origins["mem_fraction_static"] = f"SGLang's own choice (line {chosen_fraction.line}), not the one asked for"
     return Inputs(known, origins, tuple(notes))
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.operator import Context, explained
-from sgtrace.run.startups import StartUp
 from sgtrace.model import CapsResult
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
+from sgtrace.run.startups import StartUp
 
 
 def render_runs(context: Context) -> str:
@@ -137,6 +137,14 @@ def _run(run: StartUp) -> dict[str, Any]:
         "derived": list(run.derived),
         "doubts": list(run.doubts),
         "version": list(run.version) if run.version else None,
+        "end": run.end.name.lower(),
+        "death": {"line": run.death[0], "text": run.death[1]} if run.death else None,
+        "verdicts": {name: asdict(figure) for name, figure in sorted(run.verdicts.items())},
+        "pools": [
+            {"model": model, "what": what, "gb": gb, "tokens": tokens, "line": line}
+            for model, what, gb, tokens, line in run.pools
+        ],
+        "draft_first": run.draft_first,
     }
 
 

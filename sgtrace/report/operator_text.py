@@ -6,8 +6,8 @@ import textwrap
 
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
-from sgtrace.run.lines import QUANTITIES
 from sgtrace.analyses.operator import Context, Multiplied, explained
+from sgtrace.run.messages import QUANTITIES, quote
 from sgtrace.run.startups import StartUp
 
 #: Columns of the ledger's bar, its two ends included.
@@ -42,10 +42,16 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
         parts.append(_shown(run))
     else:
         where = f" ({product.site.path}:{product.site.line})" if product else ""
-        parts.append(f"the budget formula{where} gives a KV pool of {result.kv_budget_gb:.2f} GB per GPU")
+        if result.kv_budget_gb <= 0:
+            parts.append(
+                f"the budget formula{where} gives no pool ({result.kv_budget_gb:.2f} GB per GPU): the weights take"
+                " more than the fraction gives weights and pools together"
+            )
+        else:
+            parts.append(f"the budget formula{where} gives a KV pool of {result.kv_budget_gb:.2f} GB per GPU")
         if result.observed_kv_gb is not None:
             tokens = f", {result.observed_tokens:.0f} tokens" if result.observed_tokens else ""
-            parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}."
+            parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}{_pools_of(run)}."
         else:
             parts[-1] += "."
     parts.extend(
@@ -56,6 +62,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     )
     parts.append(_arithmetic(budget, result, context) or _multiplies(budget, result, context))
     parts.append(_binding(result, context))
+    parts.append(_verdicts(budget, run, context))
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
     if left is not None:
         parts.append(f"{left.gb:.2f} GB is left unused at the end (line {left.line}).")
@@ -63,6 +70,54 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
         parts.append("The log's lines cannot say for sure that all of them belong to this start-up (see the notes).")
     text = " ".join(part for part in parts if part)
     return text[:1].upper() + text[1:]
+
+
+def _pools_of(run: StartUp | None) -> str:
+    """The pools the log's figure adds up, when it is more than one KV pool (a state pool, a window pool)."""
+    if run is None:
+        return ""
+    parts = [(what, gb) for model, what, gb, _, _ in run.pools if model == "target"]
+    if len(parts) < 2 and "swa_pool_gb" not in run.target:
+        return ""
+    if "swa_pool_gb" in run.target and not any(what == "kv" for what, _ in parts):
+        return " (a sliding-window model's two KV pools, as SGLang sums them)"
+    names = {"kv": "KV", "mamba": "Mamba state"}
+    return " (" + " + ".join(f"{gb:.2f} GB of {names.get(what, what)}" for what, gb in parts) + ")"
+
+
+def _verdicts(budget: str, run: StartUp | None, context: Context) -> str:
+    """SGLang's own verdicts on this start-up's memory, and why it died (with the fraction that would have fitted)."""
+    if run is None:
+        return ""
+    said = []
+    chosen = run.verdicts.get("mem_fraction_static")
+    if chosen is not None and run.death is None:
+        said.append(f"SGLang chose {budget} = {chosen.value:g} itself (line {chosen.line}).")
+    profiled, cap = run.verdicts.get("profiled_tokens"), run.verdicts.get("cap_tokens")
+    if profiled is not None:
+        also = f" than the {cap.value:.0f} tokens --max-total-tokens asks for" if cap is not None else ""
+        empty = ": the memory the fraction leaves for the pool is below zero" if profiled.value <= 0 else ""
+        gave = f"SGLang's profile of the pool gave {profiled.value:.0f} tokens (line {profiled.line})"
+        said.append(f"{gave}, fewer{also}{empty}.")
+    if run.death is not None:
+        line, words = run.death
+        said.append(f"It died at line {line}: {_short(words)}")
+        needed = run.verdicts.get("fraction_needed")
+        asked = run.verdicts.get("mem_fraction_static")
+        if needed is not None:
+            said.append(f"SGLang's message says a {budget} above {needed.value:g} leaves memory for the pool.")
+        elif context.needed is not None and (asked is None or context.needed > asked.value):
+            said.append(
+                f"By the release's formula the pool is empty at {budget} = {context.needed:.3f}"
+                f"{f' (it was {asked.value:g})' if asked is not None else ''}: a larger one leaves memory for it."
+            )
+    return " ".join(said)
+
+
+def _short(text: str, most: int = 160) -> str:
+    flat = " ".join(text.split())
+    flat = flat if len(flat) <= most else flat[: most - 3].rstrip() + "..."
+    return flat if flat.endswith((".", "!", ")")) else flat + "."
 
 
 def _shown(run: StartUp | None) -> str:
@@ -169,7 +224,7 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
         mark = _MARKS.get(row.item, " ")
         line = f"line {row.line}" if row.line is not None else ""
         if row.item == "free before the weights" and "avail_before_weights_gb" in run.derived:
-            line += " (avail mem + mem usage of its Load weight end)"
+            line += f" (the free and the used memory of its {quote('load_end')})"
         lines.append(f"  {mark} {row.item:<26} {row.gb:>7.2f} GB  {line}".rstrip())
     return lines
 
@@ -216,7 +271,7 @@ def _binding(result: Explanation, context: Context) -> str:
         return "Which cap binds is not known without the prediction."
     if observed is None:
         return (
-            "Which cap binds is not known without the pool the server allocated (its 'KV Cache is allocated'"
+            f"Which cap binds is not known without the pool the server allocated (its {quote('kv')}"
             " line, or --set kv_gb=...)."
         )
     if abs(predicted - observed) <= max(_MATCH_GB, predicted * 0.01):
