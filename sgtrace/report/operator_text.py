@@ -79,8 +79,9 @@ def _pools_of(run: StartUp | None) -> str:
     parts = [(what, gb) for model, what, gb, _, _ in run.pools if model == "target"]
     if len(parts) < 2 and "swa_pool_gb" not in run.target:
         return ""
-    if "swa_pool_gb" in run.target and not any(what == "kv" for what, _ in parts):
-        return " (a sliding-window model's two KV pools, as SGLang sums them)"
+    if "swa_pool_gb" in run.target:
+        state = [f"{gb:.2f} GB of Mamba state" for what, gb in parts if what == "mamba"]
+        return " (a sliding-window model's two KV pools, as SGLang sums them" + "".join(f", {s}" for s in state) + ")"
     names = {"kv": "KV", "mamba": "Mamba state"}
     return " (" + " + ".join(f"{gb:.2f} GB of {names.get(what, what)}" for what, gb in parts) + ")"
 
@@ -128,6 +129,11 @@ def _shown(run: StartUp | None) -> str:
     for name, label in (("weights_gb", "of weights"), ("avail_before_weights_gb", "free before them")):
         if name in run.target:
             shown.append(f"{run.target[name].value:.2f} GB {label}")
+    if "kv_gb" in run.target:
+        swa = " (a sliding-window model's two pools)" if "swa_pool_gb" in run.target else ""
+        shown.append(f"a KV pool of {run.target['kv_gb'].value:.2f} GB{swa}")
+    if "mamba_gb" in run.target:
+        shown.append(f"{run.target['mamba_gb'].value:.2f} GB of Mamba state")
     tokens = run.target.get("kv_tokens") or run.max_total_num_tokens
     if tokens is not None:
         shown.append(f"{tokens.value:.0f} tokens")
