@@ -40,7 +40,7 @@ from sgtrace.graph.fields import field_values
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
 from sgtrace.graph.types import MAX_NAMED, Types
 from sgtrace.index.exprs import FOR_PREFIX
-from sgtrace.index.project import Module, Project, contains, is_test_module, write_pattern
+from sgtrace.index.project import Module, Project, contains, is_test_module, post_order, write_pattern
 from sgtrace.records import Assignment, Body, Expr, Field, Function, Param
 
 #: An attribute of a class fed by more writes and fields than this feeds its reads through one node (a
@@ -597,18 +597,7 @@ class Slicer:
         """The classes of *cls*'s MRO whose :meth:`_slot` of *name* is not empty (a walk, no recursion)."""
         memo = self._holders_memo
         if (cls, name) not in memo:
-            order: list[str] = []
-            visited: set[str] = set()
-            stack: list[tuple[str, bool]] = [(cls, False)]
-            while stack:
-                klass, bases_done = stack.pop()
-                if bases_done:
-                    order.append(klass)
-                elif klass not in visited and (klass, name) not in memo:
-                    visited.add(klass)
-                    stack.append((klass, True))
-                    stack.extend((base, False) for base in self.project.bases(klass))
-            for klass in order:
+            for klass in post_order(cls, self.project.bases, lambda klass: (klass, name) in memo):
                 found = {klass} if self._slot(klass, name) else set()
                 for base in self.project.bases(klass):
                     found |= memo.get((base, name), frozenset())

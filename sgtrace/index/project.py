@@ -556,7 +556,8 @@ class Project:
         """C3 linearisation, within the tree (external bases end the walk); each class's is worked out once."""
         if cls not in self._mros:
             for klass in _bases_first(self, cls):
-                self._mros[klass] = _c3(klass, [self._mros.get(b, (b,)) for b in self.bases(klass)], self.bases(klass))
+                bases = self.bases(klass)
+                self._mros[klass] = _c3(klass, [self._mros.get(b, (b,)) for b in bases], bases)
         return list(self._mros[cls])
 
     def mro_definitions(self, cls: str) -> Iterator[tuple[str, Module, ClassDef]]:
@@ -570,17 +571,7 @@ class Project:
         """Every class in the tree that inherits from *cls*, directly or not (each class's set is made
         once, from its children's: a walk, not a recursion, so a chain of a thousand is as deep as one)."""
         if cls not in self._subclasses:
-            order: list[str] = []
-            visited: set[str] = set()
-            stack: list[tuple[str, bool]] = [(cls, False)]
-            while stack:
-                klass, children_done = stack.pop()
-                if children_done:
-                    order.append(klass)
-                elif klass not in visited and klass not in self._subclasses:
-                    visited.add(klass)
-                    stack.append((klass, True))
-                    stack.extend((child, False) for child in self._direct_subclasses(klass))
+            order = post_order(cls, self._direct_subclasses, lambda klass: klass in self._subclasses)
             for klass in order:  # each after its children (a child on a cycle of bases adds what it has so far)
                 found: set[str] = set()
                 for child in self._direct_subclasses(klass):
@@ -675,26 +666,28 @@ def _strip_generic(base: str) -> str:
     return base.split("[", 1)[0].strip()
 
 
-def _bases_first(project: Project, cls: str) -> list[str]:
-    """The classes of *cls*'s hierarchy whose MRO is not known yet, each after its bases (a walk, not a
-    recursion: a chain of a thousand classes is no deeper than one). A class on a cycle of bases is
-    taken as it is met; its base on the cycle then counts as a class outside the tree."""
+def post_order(start: str, following: Callable[[str], Iterable[str]], known: Callable[[str], bool]) -> list[str]:
+    """*start* and what *following* leads to from it that is not *known* yet, each after all it leads to (a
+    walk, not a recursion: a chain of a thousand classes is no deeper than one). A node on a cycle is taken
+    as it is met; the node that closes the cycle then counts as known."""
     order: list[str] = []
-    state: dict[str, bool] = {}  # False: its bases are being visited; True: placed in the order
-    stack: list[tuple[str, bool]] = [(cls, False)]
+    visited: set[str] = set()
+    stack: list[tuple[str, bool]] = [(start, False)]
     while stack:
-        klass, expanded = stack.pop()
-        if expanded:
-            state[klass] = True
-            order.append(klass)
-            continue
-        if klass in state or klass in project._mros:
-            continue
-        state[klass] = False
-        stack.append((klass, True))
-        if project.class_def(klass) is not None:
-            stack.extend((b, False) for b in reversed(project.bases(klass)) if b not in state)
+        node, after_the_rest = stack.pop()
+        if after_the_rest:
+            order.append(node)
+        elif node not in visited and not known(node):
+            visited.add(node)
+            stack.append((node, True))
+            stack.extend((other, False) for other in following(node))
     return order
+
+
+def _bases_first(project: Project, cls: str) -> list[str]:
+    """The classes of *cls*'s hierarchy whose MRO is not known yet, each after its bases (the first base
+    first); a base that closes a cycle of bases counts as a class outside the tree."""
+    return post_order(cls, lambda klass: reversed(project.bases(klass)), lambda klass: klass in project._mros)
 
 
 def _c3(cls: str, linearisations: list[tuple[str, ...]], bases: list[str]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ kinds, the steps and the figures of the events.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sgtrace.run.lines import LogLine, server_args
@@ -89,10 +90,7 @@ def classify(line: LogLine) -> Event | None:
     return None
 
 
-def _event(message: Message, match: object, line: LogLine) -> Event | None:
-    import re
-
-    assert isinstance(match, re.Match)
+def _event(message: Message, match: re.Match[str], line: LogLine) -> Event | None:
     if message.kind is Kind.OTHER:
         return None
     if message.kind is Kind.SERVER_ARGS:
@@ -115,8 +113,6 @@ def _event(message: Message, match: object, line: LogLine) -> Event | None:
     if message.pool is Pool.MAMBA:
         parts = ("conv_gb", "ssm_gb", "intermediate_ssm_gb", "intermediate_conv_gb")
         numbers = {"mamba_gb": round(sum(numbers.get(p, 0.0) for p in parts), 2)}
-    if message.name == "swa_total" and match.groupdict().get("bound"):
-        return None  # address space reserved before post-capture sizing, not memory taken
     return Event(
         message.kind, line, message.name, message.phase, numbers, model_type, elapsed, capture, speaks,
         message.pool, split,

@@ -31,6 +31,8 @@ class Prefix:
     pattern: re.Pattern[str]
 
 
+#: docker's (and kubectl's) stamp, also the ``time`` of a record of docker's json-file.
+_DOCKER = re.compile(r"^(?P<when>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d))\s")
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| ?UTC)?"
 #: The prefixes taken off a line, tried again until none is left (a journal of a container, a compose
 #: service's log of a logging wrapper...); SGLang's own comes after them (_SGLANG).
@@ -42,10 +44,7 @@ PREFIXES: tuple[Prefix, ...] = (
             r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
         ),
     ),
-    Prefix(
-        "docker logs -t, kubectl logs --timestamps",
-        re.compile(r"^(?P<when>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d))\s"),
-    ),
+    Prefix("docker logs -t, kubectl logs --timestamps", _DOCKER),
     Prefix("docker compose (a service's name)", re.compile(r"^[\w.-]+\s+\| ")),
     Prefix("kubectl logs --prefix", re.compile(r"^\[pod/[^\]\s]+\] ")),
     Prefix(
@@ -137,7 +136,7 @@ def _record(raw: str) -> tuple[str, str, bool] | None:
     log = record.get("log")
     if isinstance(log, str):  # docker: {"log": "...\n", "stream": "stderr", "time": "2026-11-02T10:00:01.12Z"}
         when = record.get("time")
-        prefix = f"{when} " if isinstance(when, str) and PREFIXES[1].pattern.match(f"{when} ") else ""
+        prefix = f"{when} " if isinstance(when, str) and _DOCKER.match(f"{when} ") else ""
         return prefix, log.rstrip("\n"), log.endswith("\n")
     message = record.get("MESSAGE")
     if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message):

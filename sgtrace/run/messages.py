@@ -301,11 +301,11 @@ MESSAGES: tuple[Message, ...] = (
         forms=("Post-capture KV sizing: KV cache allocated. dtype: {}, #tokens: {}, KV size: {} GB, avail mem={} GB",),
     ),
     Message(
-        "kv_upper_bound",
+        "upper_bound",
         Kind.OTHER,
-        "KV Cache VA upper bound",
-        re.compile(r"KV Cache VA upper bound\."),
-        description="address space reserved before post-capture sizing: not memory taken",
+        "VA upper bound",
+        re.compile(r"(?:KV Cache|SWAKVPool) VA upper bound\b"),
+        description="address space a pool reserves before post-capture sizing: not memory taken",
     ),
     Message(
         "kv",
@@ -381,7 +381,7 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "SWAKVPool",
         re.compile(
-            r"SWAKVPool (?:mem usage|(?P<bound>VA upper bound)):\s*"
+            r"SWAKVPool mem usage:\s*"
             + _n("gb")
             + r"\s*GB.*?swa size:\s*"
             + _n("swa")
