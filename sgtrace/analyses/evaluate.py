@@ -1,0 +1,1245 @@
+"""A partial evaluator of the release's own code, for one run: known facts in, decided values or named unknowns out.
+
+Nothing is run. An expression of the tree is read with the standard library's
+``ast`` and evaluated over values that are either :class:`Known` (with where
+each came from) or :class:`Unknown` (with the facts that would decide them):
+literals, arithmetic, comparisons, ``in`` over literal collections and the
+module-level constants they name (spreads and the module's own appends
+included), ``and``/``or``/``if-else`` in three values (a known operand that
+decides it does, whatever the others), ``any``/``all`` over a known sequence,
+``getattr`` with a default, a few pure builtins, and calls into functions of
+the tree with the arguments the call gives (their bodies run statement by
+statement: assignments, ``if``/``elif``, ``return``; bounded in depth and
+remembered). A name takes its value from the run's facts first (``--set``, the
+log, the model's config), then from its assignment before the line that reads
+it, then from the module's constants; an attribute from the facts, else from
+the tree's writes of it (all of them must agree). An environment variable read
+through the release's registry (``envs.NAME.get()``) is ``--env``'s value, else
+the registry's default.
+
+What SGLang calls what (which attributes hold the model's config, which calls
+measure free memory) is the engine's profile (:mod:`sgtrace.analyses.profile`);
+this module knows Python only.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sgtrace.model import SourceFile
+from sgtrace.parse import read_bytes
+
+#: Files larger than this are not parsed (generated tables, not code).
+MAX_BYTES = 2_000_000
+#: Calls followed into the tree's functions, one inside another.
+MAX_DEPTH = 8
+#: Files that name a word read at most to find its writes or its definition (a word in more is too common to
+#: follow: ``device``, ``config``).
+MAX_FILES = 60
+#: Writes of one attribute weighed before it is given up as unknown.
+MAX_WRITES = 12
+#: How an unknown that the model's config.json decides is named: this prefix, then the key.
+CONFIG_KEY = "config.json:"
+#: Items a loop or ``any()`` walks at most.
+MAX_ITEMS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A decided value and what decided it (facts and places, e.g. ``architectures (the log)``, ``path:line``)."""
+
+    value: Any
+    why: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """An undecided value and the facts that would decide it."""
+
+    needs: tuple[str, ...]
+
+
+Value = Known | Unknown
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A model's ``config.json`` as far as it is known: every key (*complete*), or only some (the log's)."""
+
+    values: Mapping[str, Any]
+    complete: bool
+    #: Where it came from.
+    origin: str
+
+    def get(self, key: str, default: Any = ..., want: str = "") -> Value:
+        if key in self.values:
+            value = self.values[key]
+            return Known(_config(value, self) if isinstance(value, dict) else value, (f"{key} ({self.origin})",))
+        if self.complete and default is not ...:
+            return Known(default, (f"no {key} in {self.origin}",))
+        return Unknown((f"{CONFIG_KEY}{want or key}",))
+
+
+def _config(value: dict[str, Any], parent: ModelConfig) -> ModelConfig:
+    return ModelConfig(value, parent.complete, parent.origin)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the run tells: values by name with their origins, the model's config, environment variables."""
+
+    #: Name -> value (``--set``, the log, the launch command...).
+    values: Mapping[str, Any] = field(default_factory=dict)
+    #: Name -> where its value came from ("the log" when not given).
+    origins: Mapping[str, str] = field(default_factory=dict)
+    #: The release's defaults for names the run did not give (ServerArgs' fields), with their origin.
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    defaults_origin: str = "the release's default"
+    #: The model's configuration (from the log's architecture, or a config.json).
+    model: ModelConfig | None = None
+    #: ``--env NAME=VALUE``.
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: Names whose given value wins over the code's own assignments (``--set``).
+    forced: frozenset[str] = frozenset()
+
+    def named(self, name: str) -> Value | None:
+        if name in self.values:
+            return Known(self.values[name], (f"{name} ({self.origins.get(name, 'the log')})",))
+        if name in self.defaults:
+            return Known(self.defaults[name], (f"{name} ({self.defaults_origin})",))
+        return None
+
+
+#: The engine's knowledge the evaluator asks for (see :mod:`sgtrace.analyses.profile`).
+@dataclass(frozen=True)
+class Profile:
+    #: Attribute names that hold the model's configuration (``hf_config``).
+    model_config: frozenset[str] = frozenset()
+    #: Called name -> a value it stands for at the place it is called (a measurement the log shows), or None.
+    observe: Callable[[str, str, int], Value | None] = lambda name, path, line: None
+
+
+class Code:
+    """The tree's files, parsed on demand (each once), with what evaluation asks of them."""
+
+    def __init__(self, files: Sequence[SourceFile], naming: Callable[[str], Iterable[str]] | None = None) -> None:
+        self.by_path = {f.path: f for f in files}
+        self.by_module = {f.module: f for f in files}
+        #: word -> modules whose text names it (the identifier index); None: every file is read.
+        self._naming = naming
+        self._trees: dict[str, ast.Module | None] = {}
+        self._parents: dict[str, dict[ast.AST, ast.AST]] = {}
+        self._defs: dict[str, list[tuple[str, ast.AST]]] = {}
+        self._named: dict[str, list[str] | None] = {}
+        self._writes: dict[str, dict[str, list[tuple[ast.ClassDef, ast.stmt]]]] = {}
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            source = self.by_path.get(path)
+            tree = None
+            try:
+                data = read_bytes(source.abspath) if source is not None else b""
+                if 0 < len(data) <= MAX_BYTES:
+                    tree = ast.parse(data)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                tree = None
+            self._trees[path] = tree
+        return self._trees[path]
+
+    def parent(self, path: str, node: ast.AST) -> ast.AST | None:
+        if path not in self._parents:
+            tree = self.tree(path)
+            self._parents[path] = (
+                {child: up for up in ast.walk(tree) for child in ast.iter_child_nodes(up)} if tree else {}
+            )
+        return self._parents[path].get(node)
+
+    def naming(self, word: str) -> list[str] | None:
+        """Paths of the files whose text names *word*; None when more than MAX_FILES do."""
+        if word not in self._named:
+            if self._naming is None:
+                found = [p for p, f in self.by_path.items() if word.encode() in _bytes(f)]
+            else:
+                found = sorted(self.by_module[m].path for m in self._naming(word) if m in self.by_module)
+            self._named[word] = found if len(found) <= MAX_FILES else None
+        return self._named[word]
+
+    def containing(self, text: str) -> list[str]:
+        """Paths of the files whose bytes hold *text* (every file is read: for words too common to index)."""
+        needle = text.encode()
+        return [path for path, source in self.by_path.items() if needle in _bytes(source)]
+
+    def writes(self, path: str) -> dict[str, list[tuple[ast.ClassDef, ast.stmt]]]:
+        """Attribute -> (class, statement) of the file's writes of ``self.attribute`` and class-body fields."""
+        if path not in self._writes:
+            found: dict[str, list[tuple[ast.ClassDef, ast.stmt]]] = {}
+            tree = self.tree(path)
+            for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
+                for item in cls.body:
+                    for name in _declared(item):
+                        found.setdefault(name, []).append((cls, item))
+                for function in (f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                    for node in ast.walk(function):
+                        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                            continue
+                        for target in _targets(node):
+                            if isinstance(target, ast.Attribute) and chain_of(target)[:1] == ["self"]:
+                                found.setdefault(target.attr, []).append((cls, node))
+            self._writes[path] = found
+        return self._writes[path]
+
+    def definitions(self, name: str) -> list[tuple[str, ast.AST]]:
+        """Functions, classes and module-level assignments named *name* in the tree: (path, node)."""
+        if name not in self._defs:
+            found: list[tuple[str, ast.AST]] = []
+            for path in self.naming(name) or ():
+                tree = self.tree(path)
+                for node in ast.walk(tree) if tree else ():
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                        found.append((path, node))
+            self._defs[name] = found
+        return self._defs[name]
+
+    def enclosing(self, path: str, line: int) -> tuple[ast.AST | None, ast.ClassDef | None]:
+        """The innermost function holding *line* in *path*, and its class."""
+        tree = self.tree(path)
+        function: ast.AST | None = None
+        cls: ast.ClassDef | None = None
+        nodes = list(tree.body) if tree else []
+        while nodes:
+            node = nodes.pop()
+            if not (hasattr(node, "lineno") and node.lineno <= line <= (node.end_lineno or node.lineno)):
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                function = node
+                cls = self._class_of(path, node)
+            nodes = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+        return function, cls
+
+    def guards(self, path: str, line: int) -> list[str]:
+        """The conditions the statement at *line* runs under in its function, outermost first (an ``else``
+        branch's as ``not (test)``)."""
+        function, _ = self.enclosing(path, line)
+        if function is None:
+            return []
+        statement = next(
+            (n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function and n.lineno == line),
+            None,
+        )
+        found: list[str] = []
+        node: ast.AST | None = statement
+        while node is not None and node is not function:
+            up = self.parent(path, node)
+            if isinstance(up, ast.If):
+                test = _text(up.test)
+                if node in up.body:
+                    found.append(test)
+                elif node in up.orelse:
+                    found.append(f"not ({test})")
+            node = up
+        return found[::-1]
+
+    def _class_of(self, path: str, node: ast.AST) -> ast.ClassDef | None:
+        up = self.parent(path, node)
+        return up if isinstance(up, ast.ClassDef) else None
+
+    def module_of(self, path: str) -> str:
+        source = self.by_path.get(path)
+        return source.module if source is not None else ""
+
+    def imported(self, path: str, name: str) -> tuple[str, str] | None:
+        """(path, name) a ``from m import name`` of *path*'s module brings, when m is in the tree."""
+        tree = self.tree(path)
+        package = self.module_of(path).rsplit(".", 1)[0] if self.module_of(path) else ""
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        module = node.module or ""
+                        if node.level:
+                            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                            module = f"{base}.{module}" if module else base
+                        source = self.by_module.get(module)
+                        if source is not None:
+                            return source.path, alias.name
+        return None
+
+
+def _bytes(source: SourceFile) -> bytes:
+    try:
+        return read_bytes(source.abspath)
+    except OSError:
+        return b""
+
+
+class _Lazy:
+    """A value worked out when first read (an assignment's, as the names stood when it ran)."""
+
+    __slots__ = ("_compute", "_value")
+
+    def __init__(self, compute: Callable[[], Value]) -> None:
+        self._compute: Callable[[], Value] | None = compute
+        self._value: Value = Unknown(("a value being worked out",))
+
+    def force(self) -> Value:
+        if self._compute is not None:
+            compute, self._compute = self._compute, None
+            self._value = compute()
+        return self._value
+
+
+def _force(value: Value | _Lazy) -> Value:
+    return value.force() if isinstance(value, _Lazy) else value
+
+
+def _needs(values: Iterable[Value]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for v in values if isinstance(v, Unknown) for n in v.needs)) or ("a branch",)
+
+
+def _merge(lazy: Sequence[Value | _Lazy], test: Value) -> Value:
+    values = [_force(v) for v in lazy]
+    first = values[0]
+    return first if all(_same(first, v) for v in values) else Unknown(_needs([test, *values]))
+
+
+def _item(value: Value | _Lazy, index: int) -> Value:
+    return _apply(operator.getitem, _force(value), Known(index))
+
+
+def _holds(body: Sequence[ast.stmt], line: int) -> bool:
+    return any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in body)
+
+
+class _Return(Exception):
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+@dataclass
+class _Scope:
+    path: str
+    function: ast.AST | None
+    cls: ast.ClassDef | None
+    line: int
+    #: While a body runs: its names' values so far; None when names are read as they stand at *line*.
+    env: dict[str, Value | _Lazy] | None = None
+    depth: int = 0
+    #: Values an earlier ``return`` under an undecided condition may have given.
+    returned: list[Value] = field(default_factory=list)
+    #: What decided the conditions taken so far (facts and places).
+    decided: list[str] = field(default_factory=list)
+
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_,
+}  # fmt: skip
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}  # fmt: skip
+_PURE: dict[str, Callable[..., Any]] = {
+    "int": int, "float": float, "bool": bool, "str": str, "min": min, "max": max, "abs": abs, "round": round,
+    "len": len, "sum": sum, "sorted": sorted, "list": list, "tuple": tuple, "set": set, "frozenset": frozenset,
+    "any": any, "all": all, "ceil": math.ceil, "floor": math.floor,
+}  # fmt: skip
+_MODULES = {"math"}
+#: Values the evaluator builds no further than this (a string or list made huge by a loop).
+_MAX_SIZE = 100_000
+
+
+class Evaluator:
+    """Evaluates expressions of the tree for one run (see the module doc); remembers what it worked out."""
+
+    def __init__(self, code: Code, facts: Facts, profile: Profile | None = None) -> None:
+        self.code = code
+        self.facts = facts
+        self.profile = profile or Profile()
+        self._attributes: dict[tuple[str, str], Value] = {}
+        self._module_env: dict[str, dict[str, Value | _Lazy]] = {}
+        self._calls: dict[tuple[int, str], Value] = {}
+        self._locals: dict[tuple[int, int], dict[str, Value | _Lazy]] = {}
+        self._busy: set[object] = set()
+
+    # -- the questions -------------------------------------------------------------------------------
+    def at(self, source: str, path: str, line: int) -> Value:
+        """*source* (an expression) evaluated as it reads at *path*:*line*."""
+        try:
+            node = ast.parse(source.strip(), mode="eval").body
+        except SyntaxError:
+            return Unknown((source.strip(),))
+        return self.node_at(node, path, line)
+
+    def node_at(self, node: ast.expr, path: str, line: int) -> Value:
+        function, cls = self.code.enclosing(path, line)
+        return self.expr(node, _Scope(path, function, cls, line))
+
+    def name_at(self, name: str, path: str, line: int) -> Value:
+        """What the local (or module name) *name* holds when *path*:*line* runs."""
+        return self.node_at(ast.Name(id=name, ctx=ast.Load()), path, line)
+
+    # -- expressions ---------------------------------------------------------------------------------
+    def expr(self, node: ast.expr, scope: _Scope) -> Value:
+        try:
+            return self._expr(node, scope)
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError, RecursionError):
+            return Unknown((_text(node),))
+
+    def _expr(self, node: ast.expr, scope: _Scope) -> Value:
+        if isinstance(node, ast.Constant):
+            return Known(node.value)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, scope)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _apply(_BINARY[type(node.op)], self.expr(node.left, scope), self.expr(node.right, scope))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand, scope)
+            if isinstance(operand, Unknown):
+                return operand
+            unary: dict[type, Callable[[Any], Any]] = {
+                ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.inv
+            }  # fmt: skip
+            return Known(unary[type(node.op)](operand.value), operand.why)
+        if isinstance(node, ast.BoolOp):
+            return self._bool(node, scope)
+        if isinstance(node, ast.Compare):
+            return self._compare(node, scope)
+        if isinstance(node, ast.IfExp):
+            test = self.expr(node.test, scope)
+            if isinstance(test, Unknown):
+                body, orelse = self.expr(node.body, scope), self.expr(node.orelse, scope)
+                return body if _same(body, orelse) else test
+            return _why(self.expr(node.body if test.value else node.orelse, scope), test.why)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return self._collection(node, scope)
+        if isinstance(node, ast.Dict):
+            return self._dict(node, scope)
+        if isinstance(node, ast.Subscript):
+            value, index = self.expr(node.value, scope), self.expr(node.slice, scope)
+            return _apply(lambda v, i: v[i], value, index)
+        if isinstance(node, ast.Call):
+            return self._call(node, scope)
+        if isinstance(node, ast.NamedExpr):
+            value = self.expr(node.value, scope)
+            if scope.env is not None:
+                scope.env[node.target.id] = value
+            return value
+        return Unknown((_text(node),))
+
+    def _bool(self, node: ast.BoolOp, scope: _Scope) -> Value:
+        """``and``/``or`` in three values: a known operand that decides it does, even after an unknown one."""
+        deciding = isinstance(node.op, ast.Or)
+        needs: list[str] = []
+        why: list[str] = []
+        last: Value = Known(not deciding)
+        for operand in node.values:
+            value = self.expr(operand, scope)
+            if isinstance(value, Unknown):
+                needs += value.needs
+                last = value
+                continue
+            if bool(value.value) is deciding:
+                return Known(value.value, value.why)
+            why += value.why
+            last = value
+        if needs:
+            return Unknown(tuple(dict.fromkeys(needs)))
+        return Known(last.value if isinstance(last, Known) else not deciding, tuple(dict.fromkeys(why)))
+
+    def _compare(self, node: ast.Compare, scope: _Scope) -> Value:
+        left = self.expr(node.left, scope)
+        result: Value = Known(True)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.expr(right_node, scope)
+            step = _apply(_COMPARE[type(op)], left, right)
+            if isinstance(step, Known) and not step.value:
+                return step
+            result = _and(result, step)
+            left = right
+        return result
+
+    def _collection(self, node: ast.List | ast.Tuple | ast.Set, scope: _Scope) -> Value:
+        items: list[Any] = []
+        why: list[str] = []
+        for element in node.elts:
+            spread = isinstance(element, ast.Starred)
+            value = self.expr(element.value if isinstance(element, ast.Starred) else element, scope)
+            if isinstance(value, Unknown):
+                return value
+            items.extend(value.value) if spread else items.append(value.value)
+            why += value.why
+        made: Any = items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else set(items)
+        return Known(made, tuple(dict.fromkeys(why)))
+
+    def _dict(self, node: ast.Dict, scope: _Scope) -> Value:
+        made: dict[Any, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            value = self.expr(value_node, scope)
+            if isinstance(value, Unknown):
+                return value
+            if key_node is None:
+                made.update(value.value)
+                continue
+            key = self.expr(key_node, scope)
+            if isinstance(key, Unknown):
+                return key
+            made[key.value] = value.value
+        return Known(made)
+
+    # -- names and attributes ------------------------------------------------------------------------
+    def _name(self, name: str, scope: _Scope) -> Value:
+        if name in ("True", "False", "None"):
+            return Known({"True": True, "False": False, "None": None}[name])
+        if name in self.facts.forced:
+            return self.facts.named(name) or Unknown((name,))
+        if scope.env is not None and name in scope.env:
+            return _force(scope.env[name])
+        if scope.env is None and scope.function is not None:
+            env = self._locals_at(scope)
+            if name in env:
+                return _force(env[name])
+        given = self.facts.named(name)
+        if given is not None:
+            return given
+        return self._global(name, scope.path, scope.depth)
+
+    def _locals_at(self, scope: _Scope) -> dict[str, Value | _Lazy]:
+        """The function's names as they stand when *scope*'s line runs: its body run up to that line, its
+        parameters from the facts (remembered per function and line)."""
+        assert scope.function is not None
+        key = (id(scope.function), scope.line)
+        if key in self._locals:
+            return self._locals[key]
+        if key in self._busy:
+            return {}
+        self._busy.add(key)
+        try:
+            env: dict[str, Value | _Lazy] = {
+                name: self.facts.named(name) or Unknown((name,)) for name in _parameters(scope.function)
+            }
+            inner = _Scope(scope.path, scope.function, scope.cls, scope.line, env, scope.depth + 1)
+            try:
+                self._run(scope.function.body, inner, until=scope.line)  # type: ignore[attr-defined]
+            except _Return:
+                pass
+        finally:
+            self._busy.discard(key)
+        self._locals[key] = inner.env or {}
+        return self._locals[key]
+
+    def _global(self, name: str, path: str, depth: int) -> Value:
+        """A module-level name: the module's own constants, else what it imports from the tree."""
+        env = self._module(path)
+        if name in env:
+            return _force(env[name])
+        imported = self.code.imported(path, name)
+        if imported is not None and depth < MAX_DEPTH * 4:
+            there, original = imported
+            return self._global(original, there, depth + 1)
+        return Unknown((name,))
+
+    def _module(self, path: str) -> dict[str, Value | _Lazy]:
+        """The module's top level run for its constants: assignments, ``if``, and appends to its lists."""
+        if path in self._module_env:
+            return self._module_env[path]
+        env: dict[str, Value | _Lazy] = {}
+        self._module_env[path] = env
+        tree = self.code.tree(path)
+        if tree is not None:
+            scope = _Scope(path, None, None, 0, env, 0)
+            try:
+                self._run([s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))], scope, top=True)
+            except _Return:
+                pass
+        return env
+
+    def _attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
+        """``x.name``: from a known object, the facts, the model's config, else the tree's writes of it."""
+        chain = chain_of(node)
+        if chain and chain[-1] in self.profile.model_config and self.facts.model is not None:
+            return Known(self.facts.model)
+        given = self.facts.named(node.attr)
+        if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            receiver = self.expr(node.value, scope)
+            if isinstance(receiver, Known):
+                return _member(receiver, node.attr)
+        if given is not None:
+            return given
+        return self._written(node.attr, chain, scope)
+
+    def _written(self, attr: str, chain: Sequence[str], scope: _Scope) -> Value:
+        """The value the tree's writes of attribute *attr* agree on (preferring the reading class's own)."""
+        owner = chain[-2] if len(chain) >= 2 else ""
+        key = (owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}", attr)
+        if key in self._attributes:
+            return self._attributes[key]
+        if key in self._busy:
+            return Unknown((attr,))
+        self._busy.add(key)
+        try:
+            found = self._writes(attr, owner, scope)
+        finally:
+            self._busy.discard(key)
+        self._attributes[key] = found
+        return found
+
+    def _writes(self, attr: str, owner: str, scope: _Scope) -> Value:
+        paths = self.code.naming(attr)
+        if paths is None:
+            return Unknown((attr,))
+        writes = [(path, cls, item) for path in paths for cls, item in self.code.writes(path).get(attr, ())]
+        if owner == "self" and scope.cls is not None:
+            own = [w for w in writes if w[1].name == scope.cls.name]
+            family = {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}
+            related = [
+                w
+                for w in writes
+                if w[1].name in family or family & {chain_of(b)[-1] for b in w[1].bases if chain_of(b)}
+            ]
+            writes = own or related or writes
+        elif owner:
+            named = [w for w in writes if w[1].name.lower() == owner.replace("_", "").lower()]
+            writes = named or writes
+        if not writes or len(writes) > MAX_WRITES:
+            return Unknown((attr,))
+        values = []
+        for path, cls, item in writes:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):  # a property
+                value = self._body(item, path, cls, {}, scope.depth + 1)
+            elif not isinstance(item, (ast.Assign, ast.AnnAssign)):
+                continue
+            elif isinstance(item.value, ast.Call) and chain_of(item.value.func)[-1:] == ["field"]:  # a dataclass field
+                default = next((k.value for k in item.value.keywords if k.arg == "default"), None)
+                if default is None:
+                    continue  # set elsewhere (__post_init__) or by a factory: its other writes say
+                value = self.node_at(default, path, item.lineno)
+            elif (parameter := _parameter_of(item, self.code.enclosing(path, item.lineno)[0])) is not None:
+                # self.x = x in __init__: what the constructions pass for x, else its default
+                function, name, default = parameter
+                value = self.node_at(default, path, item.lineno) if default is not None else Unknown((name,))
+                values.extend(self._constructed(cls.name, name))
+            else:
+                value = self.node_at(item.value, path, item.lineno) if item.value is not None else Unknown((attr,))
+            if isinstance(value, Known):
+                value = Known(value.value, (*value.why, f"{path}:{item.lineno}"))
+            values.append(value)
+            if isinstance(item, ast.AnnAssign) and item in cls.body:  # a field: what its constructions pass too
+                values.extend(self._constructed(cls.name, attr))
+        if not values:
+            return Unknown((attr,))
+        first = values[0]
+        if all(_same(first, v) for v in values):
+            return first
+        return next((v for v in values if isinstance(v, Unknown)), Unknown((attr,)))
+
+    def _constructed(self, cls: str, attr: str) -> list[Value]:
+        """What the tree's constructions of class *cls* (and its subclasses' ``super().__init__``) pass for its
+        field or parameter *attr* (an Unknown for a construction whose arguments cannot be told apart:
+        positional, ``**kwargs``; one for a class built in too many files)."""
+        paths = self.code.naming(cls)
+        if paths is None:
+            return [Unknown((attr,))]
+        found: list[Value] = []
+        for path in paths:
+            tree = self.code.tree(path)
+            for node in ast.walk(tree) if tree else ():
+                if not isinstance(node, ast.Call):
+                    continue
+                called = chain_of(node.func)
+                if called[-1:] != [cls] and not (called[-1:] == ["__init__"] and self._subclass_call(path, node, cls)):
+                    continue
+                keyword = next((k for k in node.keywords if k.arg == attr), None)
+                if keyword is not None:
+                    found.append(self.node_at(keyword.value, path, node.lineno))
+                elif node.args or any(k.arg is None for k in node.keywords):
+                    found.append(Unknown((attr,)))
+        return found
+
+    def _subclass_call(self, path: str, call: ast.Call, cls: str) -> bool:
+        """Whether *call* (``super().__init__(...)``, ``Base.__init__(self, ...)``) is in a subclass of *cls*."""
+        _, owner = self.code.enclosing(path, call.lineno)
+        return owner is not None and cls in {chain_of(b)[-1] for b in owner.bases if chain_of(b)}
+
+    # -- calls ---------------------------------------------------------------------------------------
+    def _call(self, node: ast.Call, scope: _Scope) -> Value:
+        func = node.func
+        chain = chain_of(func)
+        name = chain[-1] if chain else ""
+        observed = self.profile.observe(name, scope.path, scope.line) if name else None
+        if observed is not None:
+            return observed
+        if chain[:-1] and chain[-1] == "get" and not node.args and len(chain) >= 2:
+            registry = self._env_var(chain[-2])
+            if registry is not None:
+                return registry
+        if name == "getattr" and len(node.args) in (2, 3):
+            return self._getattr(node, scope)
+        if name == "hasattr" and len(node.args) == 2:
+            receiver, key = self.expr(node.args[0], scope), self.expr(node.args[1], scope)
+            if isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig) and isinstance(key, Known):
+                config = receiver.value
+                if key.value in config.values or config.complete:
+                    return Known(key.value in config.values, (f"{key.value} in {config.origin}",))
+                return Unknown((f"{CONFIG_KEY}{key.value}",))
+        if name == "isinstance" and len(node.args) == 2:
+            decided = self._isinstance(node, scope)
+            if decided is not None:
+                return decided
+        if name == "get_text_config" and not node.args and isinstance(func, ast.Attribute):
+            receiver = self.expr(func.value, scope)
+            if isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig):
+                text = receiver.value.values.get("text_config")
+                return Known(_config(text, receiver.value) if isinstance(text, dict) else receiver.value, receiver.why)
+        if name in ("isinstance", "hasattr", "callable", "id", "type"):
+            return Unknown((_text(node),))
+        if isinstance(func, ast.Name) and func.id in _PURE or (chain[:1] and chain[0] in _MODULES and name in _PURE):
+            return self._pure(_PURE[name], node, scope)
+        target = self._callee(func, chain, scope)
+        if target is None:
+            return Unknown((_text(node),))
+        path, function, cls = target
+        if scope.depth >= MAX_DEPTH * 4:
+            return Unknown((_text(node),))
+        bound = self._bind(function, node, scope, method=cls is not None and not _static(function))
+        if isinstance(bound, Unknown):
+            return bound
+        return self._body(function, path, cls, bound, scope.depth + 1)
+
+    def _pure(self, function: Callable[..., Any], node: ast.Call, scope: _Scope) -> Value:
+        if node.keywords and function not in (min, max, round, sorted):
+            return Unknown((_text(node),))
+        if len(node.args) == 1 and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            items = self._generated(node.args[0], scope, function in (any, all))
+            if isinstance(items, Unknown):
+                return items
+            return Known(function(items.value), items.why)
+        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, scope) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg}
+        unknown = [v for v in [*args, *kwargs.values()] if isinstance(v, Unknown)]
+        if unknown:
+            return Unknown(tuple(dict.fromkeys(n for u in unknown for n in u.needs)))
+        values = []
+        for a, v in zip(node.args, args, strict=True):
+            values.extend(v.value) if isinstance(a, ast.Starred) else values.append(v.value)  # type: ignore[union-attr]
+        result = function(*values, **{k: v.value for k, v in kwargs.items()})  # type: ignore[union-attr]
+        return Known(result, tuple(dict.fromkeys(w for v in args if isinstance(v, Known) for w in v.why)))
+
+    def _generated(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp, scope: _Scope, lazy: bool) -> Value:
+        """The items of a one-``for`` comprehension over a known sequence (conditions known per item)."""
+        if len(node.generators) != 1 or not isinstance(node.generators[0].target, ast.Name):
+            return Unknown((_text(node),))
+        generator = node.generators[0]
+        assert isinstance(generator.target, ast.Name)
+        iterable = self.expr(generator.iter, scope)
+        if isinstance(iterable, Unknown):
+            return iterable
+        items = list(iterable.value)[:MAX_ITEMS]
+        out = []
+        needs: list[str] = []
+        env = dict(scope.env or {})
+        inner = _Scope(scope.path, scope.function, scope.cls, scope.line, env, scope.depth)
+        target = generator.target.id
+        for item in items:
+            env[target] = Known(item)
+            if not all(_truthy(self.expr(c, inner), needs) for c in generator.ifs):
+                continue
+            value = self.expr(node.elt, inner)
+            if isinstance(value, Unknown):
+                needs += value.needs
+                continue
+            out.append(value.value)
+            if lazy and value.value and not needs:
+                break
+        if needs and not (lazy and any(out)):
+            return Unknown(tuple(dict.fromkeys(needs)))
+        return Known(out, iterable.why)
+
+    def _isinstance(self, node: ast.Call, scope: _Scope) -> Value | None:
+        """``isinstance(config, A | B)`` for the model's config: a configuration class of the tree is known by
+        its ``model_type`` (as Hugging Face tells them apart); None when it is not about the model's config."""
+        receiver = self.expr(node.args[0], scope)
+        if not (isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig)):
+            return None
+        model_type = receiver.value.get("model_type")
+        if isinstance(model_type, Unknown):
+            return model_type
+        classes = _union(node.args[1])
+        needs: list[str] = []
+        for name in classes:
+            declared = self._model_type(name)
+            if declared is None:
+                needs.append(f"isinstance(config, {name})")
+            elif declared == model_type.value:
+                return Known(True, (*model_type.why, f"{name}.model_type"))
+        if needs:
+            return Unknown(tuple(needs))
+        return Known(False, (*model_type.why, f"not {' | '.join(classes)}"))
+
+    def _model_type(self, name: str) -> str | None:
+        """The ``model_type`` a configuration class of the tree declares (None: not found, or no literal)."""
+        for _, node in self.code.definitions(name):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (
+                        isinstance(item, (ast.Assign, ast.AnnAssign))
+                        and any(isinstance(t, ast.Name) and t.id == "model_type" for t in _targets(item))
+                        and isinstance(item.value, ast.Constant)
+                        and isinstance(item.value.value, str)
+                    ):
+                        return item.value.value
+        return None
+
+    def _getattr(self, node: ast.Call, scope: _Scope) -> Value:
+        name = self.expr(node.args[1], scope)
+        if isinstance(name, Unknown) or not isinstance(name.value, str):
+            return Unknown((_text(node),))
+        receiver = self.expr(node.args[0], scope)
+        default = self.expr(node.args[2], scope) if len(node.args) == 3 else None
+        if isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig):
+            if default is None or isinstance(default, Unknown):
+                return receiver.value.get(name.value)
+            return receiver.value.get(name.value, default.value)
+        if isinstance(receiver, Known):
+            return _member(receiver, name.value)
+        attribute = ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Load())
+        return self._attribute(attribute, scope)
+
+    def _env_var(self, name: str) -> Value | None:
+        """``envs.NAME.get()``: --env's value, else the default its registry declares (None: no registry entry)."""
+        if not name.isupper():
+            return None
+        declared = self._registry(name)
+        if declared is None:
+            return None
+        kind, default, where = declared
+        if name in self.facts.env:
+            text = self.facts.env[name]
+            return Known(_env_value(kind, text, default), (f"{name}={text} (--env)",))
+        if isinstance(default, Unknown):
+            return default
+        return Known(default, (f"{name} unset: the release's default ({where})",))
+
+    def _registry(self, name: str) -> tuple[str, Any, str] | None:
+        for path in self.code.naming(name) or ():
+            tree = self.code.tree(path)
+            for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
+                for item in cls.body:
+                    if (
+                        isinstance(item, (ast.Assign, ast.AnnAssign))
+                        and any(isinstance(t, ast.Name) and t.id == name for t in _targets(item))
+                        and isinstance(item.value, ast.Call)
+                    ):
+                        kind = chain_of(item.value.func)[-1:] or [""]
+                        args = item.value.args
+                        default: Value = Known(None)
+                        if args:
+                            default = self.node_at(args[0], path, item.lineno)
+                        elif any(k.arg == "default" for k in item.value.keywords):
+                            keyword = next(k for k in item.value.keywords if k.arg == "default")
+                            default = self.node_at(keyword.value, path, item.lineno)
+                        elif kind[0].lower().endswith("bool"):
+                            default = Known(False)
+                        value = default.value if isinstance(default, Known) else default
+                        return kind[0], value, f"{path}:{item.lineno}"
+        return None
+
+    def _callee(
+        self, func: ast.expr, chain: Sequence[str], scope: _Scope
+    ) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+        """The tree's function a call runs, when the name says which: a module function, or a method of self."""
+        if isinstance(func, ast.Name):
+            tree = self.code.tree(scope.path)
+            for node in tree.body if tree else ():
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.id:
+                    return scope.path, node, None
+            imported = self.code.imported(scope.path, func.id)
+            if imported is not None:
+                there = self.code.tree(imported[0])
+                for node in there.body if there else ():
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == imported[1]:
+                        return imported[0], node, None
+            return None
+        if len(chain) == 2 and chain[0] in ("self", "cls") and scope.cls is not None:
+            for node in scope.cls.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == chain[1]:
+                    return scope.path, node, scope.cls
+            found = [(p, d) for p, d in self.code.definitions(chain[1]) if isinstance(d, ast.FunctionDef)]
+            found = [(p, d) for p, d in found if self.code._class_of(p, d) is not None]
+            if len(found) == 1:
+                path, node = found[0]
+                return path, node, self.code._class_of(path, node)
+        return None
+
+    def _bind(self, function: ast.AST, call: ast.Call, scope: _Scope, method: bool) -> dict[str, Value] | Unknown:
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args][1 if method else 0 :]
+        bound: dict[str, Value] = {}
+        for parameter, argument in zip(positional, call.args, strict=False):
+            if isinstance(argument, ast.Starred):
+                return Unknown((_text(call),))
+            bound[parameter.arg] = self.expr(argument, scope)
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return Unknown((_text(call),))
+            bound[keyword.arg] = self.expr(keyword.value, scope)
+        defaults = dict(zip([p.arg for p in positional][-len(arguments.defaults) :], arguments.defaults, strict=False))
+        defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d})
+        for name in [p.arg for p in positional] + [p.arg for p in arguments.kwonlyargs]:
+            if name not in bound:
+                bound[name] = self.expr(defaults[name], scope) if name in defaults else Unknown((name,))
+        return bound
+
+    def _body(
+        self, function: ast.AST, path: str, cls: ast.ClassDef | None, bound: dict[str, Value], depth: int
+    ) -> Value:
+        """What *function* returns with parameters *bound* (remembered for known, hashable arguments)."""
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        try:
+            key = (id(function), repr(sorted((k, v) for k, v in bound.items())))
+        except TypeError:
+            key = (id(function), "")
+        if key in self._calls:
+            return self._calls[key]
+        if key in self._busy or depth > MAX_DEPTH * 4:
+            return Unknown((f"{function.name}()",))
+        self._busy.add(key)
+        try:
+            scope = _Scope(path, function, cls, function.lineno, dict(bound), depth)
+            try:
+                self._run(function.body, scope)
+                result: Value = Known(None, (f"{path}:{function.lineno}",))
+            except _Return as done:
+                result = done.value
+            if isinstance(result, Known):
+                why = (*scope.decided, *result.why, f"{function.name}() at {path}:{function.lineno}")
+                result = Known(result.value, tuple(dict.fromkeys(why)))
+        finally:
+            self._busy.discard(key)
+        self._calls[key] = result
+        return result
+
+    # -- statements ----------------------------------------------------------------------------------
+    def _run(self, body: Sequence[ast.stmt], scope: _Scope, top: bool = False, until: int | None = None) -> bool:
+        """Run *body* in *scope*'s env, up to the statement holding line *until* (True once there); raises
+        _Return with the value a ``return`` gives (Unknown when an earlier ``return`` may have been taken)."""
+        env = scope.env
+        assert env is not None
+        for statement in body:
+            end = statement.end_lineno or statement.lineno
+            if until is not None and statement.lineno > until:
+                return True
+            scope.line = statement.lineno
+            if until is not None and statement.lineno <= until <= end:
+                return self._into(statement, scope, top, until)
+            if isinstance(statement, ast.Return):
+                value = self.expr(statement.value, scope) if statement.value else Known(None)
+                earlier = scope.returned
+                if earlier:
+                    value = value if all(_same(value, e) for e in earlier) else Unknown(_needs(earlier))
+                raise _Return(value)
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                self._store(statement, scope)
+            elif isinstance(statement, ast.If):
+                self._if(statement, scope, top)
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                self._run(statement.body, scope, top)
+            elif isinstance(statement, ast.Try):
+                self._run(statement.body, scope, top)
+            elif isinstance(statement, ast.Expr) and top:
+                self._mutate(statement.value, scope)
+            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.NamedExpr):
+                self.expr(statement.value, scope)
+            elif isinstance(statement, ast.Raise) and not top:
+                raise _Return(Unknown(("an exception",)) if not scope.returned else Unknown(_needs(scope.returned)))
+            elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)) and not top:
+                for name in _stored(statement):
+                    env[name] = Unknown((name,))
+                if any(isinstance(n, ast.Return) for n in ast.walk(statement)):
+                    scope.returned.append(
+                        Unknown((_text(statement.iter) if isinstance(statement, ast.For) else "a loop",))
+                    )
+        return False
+
+    def _into(self, statement: ast.stmt, scope: _Scope, top: bool, until: int) -> bool:
+        """Run into the part of compound *statement* that holds line *until* (the read is on that way)."""
+        assert scope.env is not None
+        parts: list[Sequence[ast.stmt]] = []
+        if isinstance(statement, ast.If):
+            test = self.expr(statement.test, scope)
+            parts = [statement.body, statement.orelse]
+            if isinstance(test, Known) or not any(_holds(p, until) for p in parts):
+                pass
+        elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
+            for name in _stored(statement):
+                scope.env[name] = Unknown((name,))
+            parts = [statement.body, statement.orelse]
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            parts = [statement.body]
+        elif isinstance(statement, ast.Try):
+            parts = [statement.body, *[h.body for h in statement.handlers], statement.orelse, statement.finalbody]
+        for part in parts:
+            if _holds(part, until):
+                return self._run(part, scope, top, until)
+        return True
+
+    def _store(self, statement: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: _Scope) -> None:
+        env = scope.env
+        assert env is not None
+        if statement.value is None:
+            return
+        value = self._later(statement.value, scope)
+        if isinstance(statement, ast.AugAssign):
+            if isinstance(statement.target, ast.Name):
+                name = statement.target.id
+                before = env.get(name) or self._name(name, scope)
+                op = _BINARY.get(type(statement.op), _unknown_op)
+                env[name] = _Lazy(lambda: _apply(op, _force(before), _force(value)))
+            return
+        for target in _targets(statement):
+            if isinstance(target, ast.Name):
+                env[target.id] = value
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for i, element in enumerate(target.elts):
+                    if isinstance(element, ast.Name):
+                        env[element.id] = _Lazy(functools.partial(_item, value, i))
+
+    def _later(self, node: ast.expr, scope: _Scope) -> _Lazy:
+        """*node*'s value as the names stand now, worked out when first read."""
+        at = _Scope(scope.path, scope.function, scope.cls, scope.line, dict(scope.env or {}), scope.depth)
+        return _Lazy(lambda: self.expr(node, at))
+
+    def _if(self, statement: ast.If, scope: _Scope, top: bool) -> None:
+        env = scope.env
+        assert env is not None
+        test = self.expr(statement.test, scope)
+        if isinstance(test, Known):
+            scope.decided.extend(test.why)
+            self._run(statement.body if test.value else statement.orelse, scope, top)
+            return
+        branches: list[dict[str, Value | _Lazy]] = []
+        returned: list[Value] = []
+        for body in (statement.body, statement.orelse):
+            inner = _Scope(
+                scope.path, scope.function, scope.cls, scope.line, dict(env), scope.depth, list(scope.returned)
+            )
+            try:
+                self._run(body, inner, top)
+                branches.append(inner.env or {})
+            except _Return as done:
+                returned.append(done.value)
+        if len(returned) == 2:
+            raise _Return(returned[0] if _same(*returned) else Unknown(_needs([test, *returned])))
+        if returned:
+            scope.returned.append(Unknown(test.needs) if not isinstance(returned[0], Unknown) else returned[0])
+            scope.returned.append(returned[0])
+        for name in {n for b in branches for n in b}:
+            values = [b.get(name, env.get(name, Unknown((name,)))) for b in branches]
+            if all(v is values[0] for v in values):
+                env[name] = values[0]
+            else:
+                env[name] = _Lazy(functools.partial(_merge, values, test))
+
+    def _mutate(self, node: ast.expr, scope: _Scope) -> None:
+        """A module's own ``NAME.append(x)``/``extend``/``add``/``update`` on a constant it holds."""
+        env = scope.env
+        assert env is not None
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            return
+        receiver = node.func.value
+        if not isinstance(receiver, ast.Name) or receiver.id not in env:
+            return
+        method = node.func.attr
+        if method not in ("append", "extend", "add", "update", "insert"):
+            return
+        before = _force(env[receiver.id])
+        args = [self.expr(a, scope) for a in node.args]
+        if isinstance(before, Unknown) or any(isinstance(a, Unknown) for a in args):
+            env[receiver.id] = Unknown((receiver.id,))
+            return
+        copy = type(before.value)(before.value)
+        getattr(copy, method)(*(a.value for a in args if isinstance(a, Known)))
+        env[receiver.id] = Known(copy, before.why)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return type(node).__name__
+
+
+def chain_of(node: ast.expr) -> list[str]:
+    """``self.a.b`` -> ["self", "a", "b"]; a call's result ends the chain at its function (``get_x().y``)."""
+    names: list[str] = []
+    while isinstance(node, (ast.Attribute, ast.Call)):
+        if isinstance(node, ast.Call):
+            node = node.func
+            continue
+        names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names[::-1]
+
+
+def _parameter_of(statement: ast.stmt, function: ast.AST | None) -> tuple[ast.AST, str, ast.expr | None] | None:
+    """(the ``__init__``, the parameter, its default) when *statement* is ``self.x = <a parameter>`` there."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != "__init__":
+        return None
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or not isinstance(statement.value, ast.Name):
+        return None
+    name = statement.value.id
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: dict[str, ast.expr | None] = {p.arg: None for p in [*positional, *arguments.kwonlyargs]}
+    defaults.update(zip([p.arg for p in positional][-len(arguments.defaults) :], arguments.defaults, strict=False))
+    defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d})
+    if name not in defaults or name == "self":
+        return None
+    return function, name, defaults[name]
+
+
+def _union(node: ast.expr) -> list[str]:
+    """The class names of ``A | B`` or ``(A, B)``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(node.left) + _union(node.right)
+    if isinstance(node, ast.Tuple):
+        return [name for element in node.elts for name in _union(element)]
+    chain = chain_of(node)
+    return chain[-1:] if chain else [_text(node)]
+
+
+def _targets(statement: ast.stmt) -> list[ast.expr]:
+    if isinstance(statement, ast.Assign):
+        return list(statement.targets)
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        return [statement.target]
+    return []
+
+
+def _declared(item: ast.stmt) -> list[str]:
+    """The names a class-body statement declares: a field with a default, a class attribute, a property."""
+    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        properties = (["property"], ["cached_property"])
+        return [item.name] if any(chain_of(d)[-1:] in properties for d in item.decorator_list) else []
+    if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+        return [t.id for t in _targets(item) if isinstance(t, ast.Name)]
+    return []
+
+
+def _stored(node: ast.AST) -> set[str]:
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)} | {
+            n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+    if isinstance(node, ast.While):
+        return {
+            n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return {
+            n.id for i in node.items if i.optional_vars for n in ast.walk(i.optional_vars) if isinstance(n, ast.Name)
+        }
+    if isinstance(node, ast.NamedExpr):
+        return {node.target.id}
+    return set()
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    arguments = function.args
+    return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+def _static(function: ast.AST) -> bool:
+    return isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list
+    )
+
+
+def _member(receiver: Known, name: str) -> Value:
+    value = receiver.value
+    if isinstance(value, ModelConfig):
+        return value.get(name)
+    if isinstance(value, dict) and name in ("keys", "values", "items"):
+        return Unknown((name,))
+    if hasattr(type(value), name) and not callable(getattr(type(value), name)):
+        return Known(getattr(value, name), receiver.why)
+    return Unknown((name,))
+
+
+def _apply(function: Callable[[Any, Any], Any], left: Value, right: Value) -> Value:
+    if isinstance(left, Unknown) or isinstance(right, Unknown):
+        needs = [
+            *(left.needs if isinstance(left, Unknown) else ()),
+            *(right.needs if isinstance(right, Unknown) else ()),
+        ]
+        return Unknown(tuple(dict.fromkeys(needs)))
+    result = function(left.value, right.value)
+    if isinstance(result, (str, list, tuple, set, dict)) and len(result) > _MAX_SIZE:
+        return Unknown(("a value too large to follow",))
+    return Known(result, tuple(dict.fromkeys((*left.why, *right.why))))
+
+
+def _and(left: Value, right: Value) -> Value:
+    if isinstance(left, Known) and not left.value:
+        return left
+    if isinstance(right, Known) and not right.value:
+        return right
+    if isinstance(left, Unknown) or isinstance(right, Unknown):
+        return _apply(lambda a, b: a and b, left, right)
+    return Known(True, tuple(dict.fromkeys((*left.why, *right.why))))
+
+
+def _why(value: Value, why: tuple[str, ...]) -> Value:
+    return Known(value.value, tuple(dict.fromkeys((*why, *value.why)))) if isinstance(value, Known) else value
+
+
+def _same(one: Value, other: Value) -> bool:
+    if isinstance(one, Known) and isinstance(other, Known):
+        try:
+            return bool(one.value == other.value) and type(one.value) is type(other.value)
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _truthy(value: Value, needs: list[str]) -> bool:
+    if isinstance(value, Unknown):
+        needs += value.needs
+        return False
+    return bool(value.value)
+
+
+def _unknown_op(left: Any, right: Any) -> Any:
+    raise TypeError("an operator the evaluator does not follow")
+
+
+def _env_value(kind: str, text: str, default: Any) -> Any:
+    lowered = kind.lower()
+    if "bool" in lowered or isinstance(default, bool):
+        return text.strip().lower() in ("1", "true", "yes", "y", "on")
+    if "int" in lowered or isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if "float" in lowered or isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text

@@ -1,0 +1,204 @@
+"""The partial evaluator on small trees: each form it decides, what it leaves unknown and names."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sgtrace.analyses.evaluate import CONFIG_KEY, Code, Evaluator, Facts, Known, ModelConfig, Profile, Unknown
+from sgtrace.discover import discover
+
+MODELS = """
+from pkg.registry import EXTRA
+
+HYBRID = {"SwaForCausalLM", *EXTRA}
+MULTIMODAL = ["VlmForConditionalGeneration"]
+
+if envs.EXTERNAL_ARCH.get():
+    MULTIMODAL.append(envs.EXTERNAL_ARCH.get())
+
+
+def is_hybrid(architectures, text_config=None):
+    if any(arch in HYBRID for arch in architectures):
+        return True
+    if text_config is not None and getattr(text_config, "is_hybrid", False):
+        return True
+    return False
+
+
+def reservation_gb(*, is_multimodal, transport):
+    if not is_multimodal:
+        return 0.0
+    reserved = envs.CACHE_MB.get()
+    if transport in ("cuda_ipc", "cuda_vmm"):
+        reserved += envs.FEATURE_MB.get()
+    return reserved / 1024
+
+
+class Config:
+    def __init__(self, hf_config, enable_multimodal=None):
+        self.hf_config = hf_config
+        if enable_multimodal is None:
+            if self.hf_config.architectures[0] in ("Gemma3ForConditionalGeneration",):
+                enable_multimodal = False
+            else:
+                enable_multimodal = True
+        self.is_multimodal = enable_multimodal and self.hf_config.architectures[0] in MULTIMODAL
+        self.is_hybrid_swa = is_hybrid(self.hf_config.architectures, self.hf_config) and not self.disable_swa
+        layers = self.hf_config.num_hidden_layers
+        cell = (self.hf_config.kv_lora_rank + self.hf_config.qk_rope_head_dim) * layers * 2
+        self.cell_size = cell
+
+
+class Runner:
+    def size(self, transport):
+        reserve = reservation_gb(is_multimodal=self.model_config.is_multimodal, transport=transport)
+        free = get_available_gpu_memory(self.device)
+        budget = free - reserve
+        if self.page_size > 1:
+            budget = budget // self.page_size * self.page_size
+        return budget
+
+    @property
+    def doubled(self):
+        return self.width * 2
+"""
+REGISTRY = """
+EXTRA = ("ExtraSwaModel",)
+
+
+class Envs:
+    CACHE_MB = EnvInt(100)
+    FEATURE_MB = EnvInt(1024)
+    EXTERNAL_ARCH = EnvStr(None)
+    POST_CAPTURE = EnvBool(False)
+"""
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("evaluate") / "pkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "models.py").write_text(textwrap.dedent(MODELS))
+    (root / "registry.py").write_text(textwrap.dedent(REGISTRY))
+    return root.parent
+
+
+def _evaluator(tree: Path, config: ModelConfig | None = None, **facts: object) -> Evaluator:
+    env = facts.pop("env", {})
+    observed = Known(42.0, ("the log",))
+    profile = Profile(
+        frozenset({"hf_config"}), lambda name, path, line: observed if name.startswith("get_avail") else None
+    )
+    given = Facts(values=facts, model=config, env=env)  # type: ignore[arg-type]
+    return Evaluator(Code(discover(str(tree)).files), given, profile)
+
+
+def _line(tree: Path, text: str) -> int:
+    return next(i for i, line in enumerate((tree / "pkg" / "models.py").read_text().splitlines(), 1) if text in line)
+
+
+def _config(*architectures: str, complete: bool = True, **more: object) -> ModelConfig:
+    return ModelConfig({"architectures": list(architectures), **more}, complete, "config.json")
+
+
+def test_a_call_into_the_tree_with_keywords_runs_its_ifs_and_returns(tree: Path) -> None:
+    evaluator = _evaluator(tree)
+    at = _line(tree, "reserve = reservation_gb")
+    assert evaluator.at("reservation_gb(is_multimodal=False, transport=None)", "pkg/models.py", at).value == 0.0
+    found = evaluator.at("reservation_gb(is_multimodal=True, transport='cuda_ipc')", "pkg/models.py", at)
+    assert isinstance(found, Known) and found.value == pytest.approx((100 + 1024) / 1024)  # both registry defaults
+    assert any("CACHE_MB unset" in why for why in found.why)
+
+
+def test_env_overrides_the_registry_default(tree: Path) -> None:
+    evaluator = _evaluator(tree, env={"CACHE_MB": "2048"})
+    at = _line(tree, "reserve = reservation_gb")
+    found = evaluator.at("reservation_gb(is_multimodal=True, transport='tcp')", "pkg/models.py", at)
+    assert isinstance(found, Known) and found.value == 2.0 and any("--env" in why for why in found.why)
+
+
+def test_an_attribute_is_worked_out_from_the_writes_with_the_model_config(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    plain = _evaluator(tree, _config("LlamaForCausalLM"))
+    assert plain.at("self.model_config.is_multimodal", "pkg/models.py", at).value is False
+    # the parameter is what the caller passes: the server argument's value (its default, None, here)
+    undecided = _evaluator(tree, _config("VlmForConditionalGeneration"))
+    assert undecided.at("self.model_config.is_multimodal", "pkg/models.py", at) == Unknown(("enable_multimodal",))
+    vlm = _evaluator(tree, _config("VlmForConditionalGeneration"), enable_multimodal=None)
+    assert vlm.at("self.model_config.is_multimodal", "pkg/models.py", at).value is True
+    # the whole call the formula reads: 0 for a text model, the cache's default for a VLM
+    call = "reservation_gb(is_multimodal=self.model_config.is_multimodal, transport=None)"
+    assert plain.at(call, "pkg/models.py", at).value == 0.0
+    assert vlm.at(call, "pkg/models.py", at).value == pytest.approx(100 / 1024)
+
+
+def test_a_module_list_appended_under_an_env_var(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    external = _evaluator(tree, _config("MyVlm"), env={"EXTERNAL_ARCH": "MyVlm"}, enable_multimodal=None)
+    assert external.at("self.model_config.is_multimodal", "pkg/models.py", at).value is True
+    assert _evaluator(tree, _config("MyVlm")).at("self.model_config.is_multimodal", "pkg/models.py", at).value is False
+
+
+def test_membership_in_a_set_with_spreads_of_imported_constants(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    assert _evaluator(tree).at("is_hybrid(['ExtraSwaModel'])", "pkg/models.py", at).value is True
+    assert _evaluator(tree).at("is_hybrid(['SwaForCausalLM'])", "pkg/models.py", at).value is True
+
+
+def test_three_values_a_known_operand_decides_and_an_unknown_is_named(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    # the log names the architecture only: a text model may still opt in through its config
+    partial = _evaluator(tree, _config("LlamaForCausalLM", complete=False), disable_swa=False)
+    found = partial.at("self.model_config.is_hybrid_swa", "pkg/models.py", at)
+    assert isinstance(found, Unknown) and f"{CONFIG_KEY}is_hybrid" in found.needs
+    # the whole config: getattr's default applies, decided False
+    whole = _evaluator(tree, _config("LlamaForCausalLM"), disable_swa=False)
+    assert whole.at("self.model_config.is_hybrid_swa", "pkg/models.py", at).value is False
+    # a listed architecture decides it whatever the config says; `and not disable_swa` still needs its input
+    listed = _evaluator(tree, _config("SwaForCausalLM", complete=False))
+    assert listed.at("self.model_config.is_hybrid_swa", "pkg/models.py", at) == Unknown(("disable_swa",))
+    assert _evaluator(tree, disable_swa=True).at("x and not disable_swa", "pkg/models.py", 1).value is False
+
+
+def test_arithmetic_from_the_config(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    config = _config("DeepseekV3ForCausalLM", num_hidden_layers=61, kv_lora_rank=512, qk_rope_head_dim=64)
+    assert _evaluator(tree, config).at("self.model_config.cell_size", "pkg/models.py", at).value == 70_272
+
+
+def test_locals_by_the_flow_up_to_the_line_and_observations_by_the_call(tree: Path) -> None:
+    at = _line(tree, "return budget")
+    evaluator = _evaluator(tree, _config("LlamaForCausalLM"), page_size=1, transport=None)
+    found = evaluator.name_at("budget", "pkg/models.py", at)
+    assert isinstance(found, Known) and found.value == 42.0  # free (observed) - 0 reserve; no page rounding
+    rounded = _evaluator(tree, _config("LlamaForCausalLM"), page_size=16, transport=None)
+    assert rounded.name_at("budget", "pkg/models.py", at).value == 32.0  # 42 // 16 * 16
+    undecided = _evaluator(tree, _config("LlamaForCausalLM"), transport=None)
+    assert isinstance(undecided.name_at("budget", "pkg/models.py", at), Unknown)  # page_size unknown, branches differ
+
+
+def test_properties_and_what_cannot_be_followed(tree: Path) -> None:
+    at = _line(tree, "reserve = reservation_gb")
+    assert _evaluator(tree, width=3).at("self.doubled", "pkg/models.py", at).value == 6
+    evaluator = _evaluator(tree)
+    assert isinstance(evaluator.at("torch.cuda.mem_get_info()[0]", "pkg/models.py", at), Unknown)
+    assert isinstance(evaluator.at("isinstance(self.pool, SWAPool)", "pkg/models.py", at), Unknown)
+    assert isinstance(evaluator.at("not a valid (", "pkg/models.py", at), Unknown)
+
+
+def test_recursion_and_cycles_end(tmp_path: Path) -> None:
+    root = tmp_path / "loop"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "m.py").write_text(
+        "A = B\nB = A\n\ndef f(n):\n    return f(n - 1) + 1\n\nclass C:\n    def g(self):\n        return self.x\n"
+        "    @property\n    def x(self):\n        return self.x + 1\n"
+    )
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    assert isinstance(evaluator.at("f(3)", "loop/m.py", 5), Unknown)
+    assert isinstance(evaluator.at("A", "loop/m.py", 1), Unknown)
+    assert isinstance(evaluator.at("self.x", "loop/m.py", 9), Unknown)
