@@ -24,6 +24,7 @@ from sgtrace.model import (
     FindQuery,
     FindResult,
     Limits,
+    ModelFacts,
     Shadowed,
     Site,
     TraceQuery,
@@ -316,7 +317,7 @@ def _prepare(
     listing = listing or _discover(target, options)
     index = index_tree(listing, query.attribute, options, _load_graph_modules)
     found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
-    extras = ("reach",) * reach + ("strict-types",) * query.strict_types
+    extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types
     bound = f"depth={options.limits.depth}"
     entry = key(
         index.scan.digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras
@@ -354,9 +355,14 @@ def _traced(
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached graph: {exc}", file=sys.stderr)
     if graph is None:
+        loads: list[tuple[str, str]] = []
+        if prepared.reach:
+            from sgtrace.analyses.order import loaders
+
+            loads = loaders(prepared.listing.files)
         slicer = build(
             project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers,
-            with_reach=prepared.reach, strict=query.strict_types, sliced=sliced,
+            with_reach=prepared.reach, strict=query.strict_types, sliced=sliced, loads=loads,
         )  # fmt: skip
         graph = slicer.graph
         project.save()
@@ -508,6 +514,7 @@ def explain(
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
+    model: ModelFacts | None = None,
 ) -> tuple[CapsResult, Explanation, Context]:
     """The budget formula found in the code, evaluated with a log's start-up and ``--set`` values.
 
@@ -518,7 +525,7 @@ def explain(
     its range where one is needed, figures that contradict each other and a start-up that is not there are
     an InputError.
     """
-    given = _Server(server_info, command, max_log_bytes)
+    given = _Server(server_info, command, max_log_bytes, model)
     found, result, context, _ = _explained(query, budget, target, options, log, settings, want, server=given)
     return found, result, context
 
@@ -530,6 +537,15 @@ class _Server:
     server_info: bytes | str | None = None
     command: str | None = None
     max_log_bytes: int | None = None
+    model: ModelFacts | None = None
+
+    def given(self, settings: Mapping[str, object], version: str = "") -> Any:
+        from sgtrace.analyses.inputs import Given
+
+        model = self.model or ModelFacts()
+        return Given(
+            settings, self.command or "", self.server_info or b"", version, model.config, model.origin, model.env
+        )
 
 
 def _explained(
@@ -547,11 +563,13 @@ def _explained(
     inputs of this release are left out (and said in the record) instead of an InputError."""
     import dataclasses
 
+    from sgtrace.analyses.evaluate import Code
     from sgtrace.analyses.explain import where_set
     from sgtrace.analyses.launch import release_version
-    from sgtrace.analyses.operator import BadInput, Given, Want, build, inputs, read_runs
+    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
     from sgtrace.analyses.reached import read_paths
     from sgtrace.analyses.upgrade import ReleasePool
+    from sgtrace.graph.build import LOADS
     from sgtrace.graph.reach import REACH
 
     try:
@@ -574,8 +592,12 @@ def _explained(
             left_out = tuple(sorted(set(settings) - known))
             settings = {name: value for name, value in settings.items() if name in known}
         version = _spec_version(target.display) or release_version(list(listing.files))
-        given = Given(settings, server.command or "", server.server_info or b"", version)
-        result, context = build(listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given)
+        given = server.given(settings, version)
+        code = Code(listing.files, prepared.index.identifiers.get if prepared.index is not None else None)
+        loads = read_paths(traced.graph.graph.get(LOADS))
+        result, context = build(
+            listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given, code, loads
+        )
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     origins = where_set(traced.graph, result.steps)
@@ -584,7 +606,12 @@ def _explained(
     }
     result = dataclasses.replace(result, missing=missing)
     computed_at = {**origins, **_computed_at(traced.graph, result, settings)}
-    return found, result, context, ReleasePool(result, left_out, computed_at, known)
+    return (
+        found,
+        result,
+        context,
+        ReleasePool(result, left_out, computed_at, known, context.order, context.draft_before),
+    )
 
 
 def _computed_at(graph: object, result: Explanation, settings: Mapping[str, object]) -> dict[str, str]:
@@ -619,6 +646,7 @@ def diff(
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
+    model: ModelFacts | None = None,
 ) -> tuple[CapsResult, CapsResult, CapDiff]:
     """The caps and budget sites of two trees, and how they differ.
 
@@ -642,7 +670,7 @@ def diff(
     if log is None and not settings:
         return before, after, result
     given = settings or {}
-    server = _Server(server_info, command, max_log_bytes)
+    server = _Server(server_info, command, max_log_bytes, model)
     _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, True, server)
     new_pool = _explained(query, budget, new, options, log, given, want, True, server)[3]
     return before, after, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
@@ -661,6 +689,7 @@ def check(
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
+    model: ModelFacts | None = None,
 ) -> tuple[dict[str, object], CapsResult, CapDiff]:
     """The caps of *target* against a baseline's text: (the baseline's header, the caps, how they differ).
 
@@ -690,7 +719,7 @@ def check(
     if log is None and not settings:
         return header, current, result
     given = settings or {}
-    server = _Server(server_info, command, max_log_bytes)
+    server = _Server(server_info, command, max_log_bytes, model)
     old_pool = _recorded_pool(sites, recorded, budget, log, given, want, server)
     _, _, context, new_pool = _explained(query, budget, target, options, log, given, want, True, server)
     return header, current, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
@@ -706,14 +735,14 @@ def _recorded_pool(
     server: _Server,
 ) -> ReleasePool:
     """A baseline's formula evaluated with the start-up (no tree: no ServerArgs defaults, no call paths)."""
-    from sgtrace.analyses.operator import BadInput, Given, Want, build, inputs, read_runs
+    from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
     from sgtrace.analyses.upgrade import ReleasePool
 
     known = inputs((), sites, recorded, budget)
     try:
         runs = read_runs(rewound(log), server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         kept = {name: value for name, value in settings.items() if name in known}
-        given = Given(kept, server.command or "", server.server_info or b"")
+        given = server.given(kept)
         result, _ = build((), sites, recorded, budget, runs, kept, want or Want(), None, given)
     except BadInput as exc:
         raise InputError(str(exc)) from exc
@@ -793,6 +822,7 @@ def report(
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
+    model: ModelFacts | None = None,
     sliced: Callable[[nx.DiGraph], None] | None = None,
 ) -> ReportResult:
     """Everything the report shows: the slice and its focus, the caps, ``explain`` with a log or settings, ``diff``.
@@ -805,8 +835,10 @@ def report(
 
     traced, found = _sliced(query, budget, target, options, reach=True, sliced=sliced)
     explained = None
-    server: dict[str, Any] = {"server_info": server_info, "command": command, "max_log_bytes": max_log_bytes}
-    if log is not None or settings or server_info is not None or command is not None:
+    server: dict[str, Any] = {
+        "server_info": server_info, "command": command, "max_log_bytes": max_log_bytes, "model": model
+    }  # fmt: skip
+    if log is not None or settings or server_info is not None or command is not None or model is not None:
         found, explanation, context = explain(query, budget, target, options, log, settings or {}, want, **server)
         explained = (explanation, context)
     shown = view(traced.graph, found.budget_sites, found.caps, budget)

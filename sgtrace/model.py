@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,3 +284,15 @@ class CapsResult:
     truncated: bool = False
     #: Packages found twice under the root, and which copy was analysed.
     shadowed: tuple[Shadowed, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the operator says of the model and the environment besides the log: its config.json, --env."""
+
+    #: The model's ``config.json`` as read (None: not given).
+    config: Mapping[str, Any] | None = None
+    #: Where it was read.
+    origin: str = ""
+    #: ``--env NAME=VALUE``: environment variables the release reads.
+    env: Mapping[str, str] = field(default_factory=dict)

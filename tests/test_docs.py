@@ -90,6 +90,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         _link_tree(engines.engine(spec), cache / "releases" / spec.replace("==", "-"))
     (work / "tests" / "fixtures" / "logs").mkdir(parents=True)
     shutil.copy(JOURNAL, work / "tests" / "fixtures" / "logs" / JOURNAL.name)
+    shutil.copy(JOURNAL.parent / "kimi_three_startups.journal", work / "tests" / "fixtures" / "logs")
+    shutil.copytree(JOURNAL.parent.parent / "models", work / "tests" / "fixtures" / "models")
     shutil.copy(JOURNAL, work / "server.log")
     wheel = work / "sglang-0.5.9-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:

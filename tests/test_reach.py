@@ -207,7 +207,7 @@ def _callers(data: dict[str, Any], function: str) -> list[tuple[str, int, tuple[
 
 
 def _verdict(paths: Paths, key: tuple[str, str], facts: dict[str, Any], base: frozenset[Any] = frozenset()) -> Verdict:
-    return Reach(paths, lambda text: truth(text, facts, paths.constants), base).function(key)
+    return Reach(paths, lambda text, *_: truth(text, facts, paths.constants), base).function(key)
 
 
 def test_a_method_called_only_under_a_flag(recorded: dict[str, Any]) -> None:

@@ -103,7 +103,7 @@ def test_upgrade_from_0_5_9_to_0_5_23(tmp_path: Path) -> None:
     assert page_path.stat().st_size < MOST_BYTES
     assert 'id="upgrade"' in page and f"Upgrade from {against}" in page
     assert re.search(r'<p class="verdict (review|same)">', page)
-    assert f"10.43 GB on {against}, 10.43 GB on sglang=={releases.NEWEST}" in page
+    assert f"10.43 GB on {against}, 9.50 GB on sglang=={releases.NEWEST}" in page
     for kind in ("Moved", "Changed", "Added", "Removed"):
         assert re.search(rf"<h3>{kind} caps \(\d+\)</h3>", page), kind
     moved = page[page.index("<h3>Moved caps") : page.index("<h3>Added caps")]

@@ -16,12 +16,14 @@ same evaluator: applies, did not bind, not reached, unknown.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sgtrace.analyses.evaluate import CONFIG_KEY
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.messages import QUANTITIES, quote
@@ -63,6 +65,37 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What a call of the release measures, as the log shows it: a quantity of the log (see ROLES)."""
+
+    #: The log quantity.
+    quantity: str
+    #: The call and where it is, for the reader.
+    call: str
+
+
+#: (name or expression, path, line) -> its value as the release's code works it out for this run (an
+#: :mod:`~sgtrace.analyses.evaluate` value): what a formula input nothing gives is asked of.
+Resolve = Callable[[str, str, int], Any]
+
+
+#: The fact of the memory free when the release sizes the pool, where other loads come after the target's weights.
+AT_SIZING = "avail_at_sizing_gb"
+
+
+_AT_SIZING_WORDS = "GPU memory free when the pool is sized (after the weights loaded before it)"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the release's code is read beyond the formula's statements: *resolve* for an input nothing gives,
+    *guards* for the conditions a statement runs under (see :func:`explain`)."""
+
+    resolve: Resolve | None = None
+    guards: Callable[[str, int], list[str]] | None = None
+
+
 class Missing(Exception):
     """A name the evaluation needs and nothing supplies."""
 
@@ -87,6 +120,10 @@ class Step:
     value: float | None
     #: What it needed and did not have.
     missing: tuple[str, ...] = ()
+    #: Why it does not run for this run (a condition it is under is false, and what decided it); "" if it runs.
+    skipped: str = ""
+    #: The conditions it is under that the facts do not decide (it is applied, as it may run).
+    when: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,10 +148,18 @@ class Explanation:
     missing: dict[str, str] = field(default_factory=dict)
     #: Inputs solved from the pool the log shows (assuming no cap bound it): name -> value.
     implied: dict[str, float] = field(default_factory=dict)
+    #: Inputs the release's code worked out for this run: name -> how (the facts and places that decided it).
+    worked: dict[str, str] = field(default_factory=dict)
 
 
 def explain(
-    sites: list[BudgetSite], caps: list[Cap], budget: str, facts: Mapping[str, Any], paths: Paths | None = None
+    sites: list[BudgetSite],
+    caps: list[Cap],
+    budget: str,
+    facts: Mapping[str, Any],
+    paths: Paths | None = None,
+    resolve: Resolve | None = None,
+    guards: Callable[[str, int], list[str]] | None = None,
 ) -> Explanation:
     """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values).
 
@@ -122,9 +167,13 @@ def explain(
     each statement that mentions the budget starts a chain, statements using a chain's results join
     it, and the prediction is the result of the first chain that could be computed whole. Each cap's
     status is its own guard and the calls that reach its function (*paths*, from the graph) evaluated
-    with *facts*.
+    with *facts*. An input neither an earlier statement nor *facts* give is worked out by *resolve* (the
+    release's code evaluated for the run) where it can be. A statement under an ``if`` (*guards*: the
+    conditions of a statement, by its place) applies only where its conditions are true or undecided.
     """
     env: dict[str, Any] = {}
+    worked: dict[str, str] = {}
+    undecided: dict[str, tuple[str, ...]] = {}
     missing: dict[str, str] = {}
     steps: list[Step] = []
     chains: list[list[Step]] = []
@@ -141,17 +190,21 @@ def explain(
         if not joined:
             chains.append([])
         index = joined[0] if joined else len(chains) - 1
+        skipped, when = _conditions(site, guards, facts, resolve)
+        if skipped:
+            steps.append(Step(site.path, site.line, site.code, target, None, skipped=skipped))
+            continue  # the statement does not run: what it would bind keeps its value
         if _subtracts(value_node, {budget, *chain_of}):
             pools.add(index)
         try:
-            value = evaluate(value_node, lambda name: _lookup(name, env, facts))
-            step = Step(site.path, site.line, site.code, target, float(value))
+            value = evaluate(value_node, _resolving(env, facts, resolve, site, worked, undecided))
+            step = Step(site.path, site.line, site.code, target, float(value), when=when)
             if target:
                 env[target] = value
         except Missing as exc:
             if exc.name not in chain_of:  # not a result of an earlier statement that could not be evaluated
-                missing[exc.name] = _how(exc.name, budget)
-            step = Step(site.path, site.line, site.code, target, None, (exc.name,))
+                missing[exc.name] = _how(exc.name, budget) + _deciding(undecided.get(exc.name, ()))
+            step = Step(site.path, site.line, site.code, target, None, (exc.name,), when=when)
         steps.append(step)
         chains[index].append(step)
         if target:
@@ -164,8 +217,86 @@ def explain(
     tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
     found = statuses(caps, facts, paths)
-    inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env}
-    return Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, found, missing)
+    inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env or k == AT_SIZING}
+    inputs.update({name: env[name] for name in worked if name in env})
+    result = Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, found, missing)
+    return dataclasses.replace(result, worked=worked) if worked else result
+
+
+def _conditions(
+    site: BudgetSite, guards: Callable[[str, int], list[str]] | None, facts: Mapping[str, Any], resolve: Resolve | None
+) -> tuple[str, tuple[str, ...]]:
+    """(why the statement does not run, "" if it may; the conditions it is under that stay undecided)."""
+    if guards is None:
+        return "", ()
+    undecided = []
+    for text in guards(site.path, site.line):
+        value, _ = truth(text, facts, {})
+        why = ""
+        if value is None and resolve is not None:
+            found = resolve(text, site.path, site.line)
+            if hasattr(found, "why"):
+                value, why = bool(found.value), _decided_by(found.why)
+        if value is False:
+            return f"{text} is false" + (f": {why}" if why else ""), ()
+        if value is None:
+            undecided.append(text)
+    return "", tuple(undecided)
+
+
+def _resolving(
+    env: dict[str, Any],
+    facts: Mapping[str, Any],
+    resolve: Resolve | None,
+    site: BudgetSite,
+    worked: dict[str, str],
+    undecided: dict[str, tuple[str, ...]],
+) -> Callable[[str], Any]:
+    """The formula's lookup at *site*: earlier statements, the facts, and then the code worked out for the run."""
+
+    def lookup(name: str) -> Any:
+        try:
+            return _lookup(name, env, facts)
+        except Missing:
+            if resolve is None or name in env:
+                raise
+        value = resolve(name, site.path, site.line)
+        found = getattr(value, "value", None) if hasattr(value, "why") else None
+        if isinstance(found, Observation):
+            quantity = _measured(found.quantity, facts)
+            if quantity not in facts:
+                raise Missing(name)
+            env[name] = facts[quantity]
+            worked[name] = f"{found.call}: {QUANTITIES.get(quantity, _AT_SIZING_WORDS)}"
+            return env[name]
+        if isinstance(found, (int, float)) and not isinstance(found, bool) and hasattr(value, "why"):
+            env[name] = found
+            worked[name] = "; ".join(value.why) or "the release's code"
+            return found
+        if hasattr(value, "needs"):
+            undecided[name] = tuple(value.needs)
+        raise Missing(name)
+
+    return lookup
+
+
+def _deciding(needs: Sequence[str], shown: int = 4) -> str:
+    """What the release's code needs to work an input out, for the missing-input hint."""
+    if not needs:
+        return ""
+    keys = [n.removeprefix(CONFIG_KEY) for n in needs if n.startswith(CONFIG_KEY)]
+    named = [n for n in needs if len(n) <= 80 and not n.startswith(CONFIG_KEY)]
+    parts = named[:shown] + ([f"and {len(named) - shown} more"] if len(named) > shown else [])
+    if keys:
+        parts.append(f"the model's {', '.join(keys)} (--model-config config.json)")
+    return f"; the release works it out from {', '.join(parts)}" if parts else ""
+
+
+def _measured(quantity: str, facts: Mapping[str, Any]) -> str:
+    """The fact that gives *quantity*: the free memory when the pool is sized, where the run's facts say it."""
+    if quantity == "avail_after_weights_gb" and AT_SIZING in facts:
+        return AT_SIZING
+    return quantity
 
 
 def _statement(code: str) -> tuple[str, ast.expr | None]:
@@ -213,8 +344,8 @@ def _lookup(name: str, env: Mapping[str, Any], facts: Mapping[str, Any]) -> Any:
     if name in facts:
         return facts[name]
     for pattern, quantity in ROLES:
-        if pattern.search(name) and quantity in facts:
-            return facts[quantity]
+        if pattern.search(name) and _measured(quantity, facts) in facts:
+            return facts[_measured(quantity, facts)]
     raise Missing(name)
 
 
@@ -225,7 +356,14 @@ def evaluate(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
     if isinstance(node, ast.Name):
         return lookup(node.id)
     if isinstance(node, ast.Attribute):
-        return lookup(node.attr)
+        try:
+            return lookup(node.attr)
+        except Missing:
+            try:
+                return lookup(ast.unparse(node))
+            except Missing:
+                pass
+            raise
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         return _BINARY[type(node.op)](evaluate(node.left, lookup), evaluate(node.right, lookup))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
@@ -262,12 +400,22 @@ def _bool_op(node: ast.BoolOp, lookup: Callable[[str], Any]) -> Any:
     return value
 
 
-def statuses(caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None) -> tuple[tuple[Cap, str, str], ...]:
-    """Each cap with its status for this run (see :func:`_status`)."""
+def statuses(
+    caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None, resolve: Resolve | None = None
+) -> tuple[tuple[Cap, str, str], ...]:
+    """Each cap with its status for this run (see :func:`_status`); a condition the facts do not decide is
+    evaluated by *resolve* (the release's code, for the run) where it is."""
     constants = paths.constants if paths is not None else {}
 
-    def holds(text: str) -> tuple[bool | None, str]:
-        return truth(text, facts, constants)
+    def holds(text: str, path: str = "", line: int = 0) -> tuple[bool | None, str]:
+        value, needed = truth(text, facts, constants)
+        if value is not None or resolve is None or not path:
+            return value, needed
+        found = resolve(text.strip(), path, line)
+        if hasattr(found, "why"):
+            return bool(found.value), _decided_by(found.why)
+        # what the operator can give: the model's config when it decides it, else the name the condition reads
+        return None, next((n for n in getattr(found, "needs", ()) if n.startswith(CONFIG_KEY)), needed)
 
     # the log shows the pool got its value where the base write is, when one function holds it
     bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
@@ -296,7 +444,7 @@ def _status(cap: Cap, facts: Mapping[str, Any], holds: Holds, way: Verdict) -> t
         name = knob.rsplit(".", 1)[-1]
         if name in facts and facts[name] is None and cap.category in ("min", "override"):
             return "did not bind", f"{name} unset"
-    verdict = both([*(condition(text, "", holds) for text in cap.conditions), way])
+    verdict = both([*(condition(text, "", holds, (cap.path, cap.line)) for text in cap.conditions), way])
     if verdict.value is False:
         return "not reached", _false(verdict)
     if verdict.value is None:
@@ -328,8 +476,16 @@ class _Constants(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+def _decided_by(why: Sequence[str], shown: int = 3) -> str:
+    """What the release's code decided a condition with: its first facts and places."""
+    return "decided by " + "; ".join(why[:shown]) if why else "decided by the release's code"
+
+
 def _false(verdict: Verdict) -> str:
-    found = [f"{text} is false" + (f" (the call in {where})" if where else "") for text, where in verdict.false]
+    found = [
+        (text if " is false: " in text else f"{text} is false") + (f" (the call in {where})" if where else "")
+        for text, where in verdict.false
+    ]
     return found[0] if len(found) == 1 else "false on every way in: " + "; ".join(found)
 
 
@@ -346,6 +502,8 @@ def _unknown(verdict: Verdict, shown: int = 3) -> str:
 
 
 def _needs(exc: Missing) -> str:
+    if exc.name.startswith(CONFIG_KEY):
+        return f"needs the model's {exc.name.removeprefix(CONFIG_KEY)} (--model-config config.json)"
     name = exc.name.rsplit(".", 1)[-1]
     return f"needs {exc.name} (--set {name}=VALUE)" if name.isidentifier() else f"needs {exc.name}"
 
@@ -384,13 +542,16 @@ def solve(
     want_gb: float,
     name: str | None = None,
     bounds: tuple[float, float] = (0.0, 1.0),
+    reading: Reading = Reading(),
 ) -> float | None:
     """The value of *name* (default: *budget*) for which the formula gives *want_gb*, by bisection over
-    *bounds*; None if none does (the formula grows or falls with it: either way is searched)."""
+    *bounds*; None if none does (the formula grows or falls with it: either way is searched). *reading*: as
+    the explanation read the release's code."""
     solved = name or budget
 
     def predict(value: float) -> float | None:
-        return explain(sites, [], budget, {**facts, solved: value}).kv_budget_gb
+        facts_at = {**facts, solved: value}
+        return explain(sites, [], budget, facts_at, resolve=reading.resolve, guards=reading.guards).kv_budget_gb
 
     low, high = bounds
     at_low, at_high = predict(low), predict(high)
@@ -409,7 +570,9 @@ def solve(
     return (low + high) / 2
 
 
-def imply(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], result: Explanation) -> dict[str, float]:
+def imply(
+    sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], result: Explanation, reading: Reading = Reading()
+) -> dict[str, float]:
     """The input the formula misses, solved so that it gives the pool the log shows (no cap bound it).
 
     Only the budget (in (0, 1]) and the memory the log's lines measure are solved for, and only when it is
@@ -418,11 +581,11 @@ def imply(sites: list[BudgetSite], budget: str, facts: Mapping[str, Any], result
     if result.kv_budget_gb is not None or result.observed_kv_gb is None:
         return {}
     if budget in result.missing:
-        value = solve(sites, budget, facts, result.observed_kv_gb)
+        value = solve(sites, budget, facts, result.observed_kv_gb, reading=reading)
         return {budget: round(value, 3)} if value is not None and value > 0 else {}
     measured = [name for name in result.missing if quantity_of(name) is not None]
     if len(measured) == 1:
-        value = solve(sites, budget, facts, result.observed_kv_gb, measured[0], (0.0, 65536.0))
+        value = solve(sites, budget, facts, result.observed_kv_gb, measured[0], (0.0, 65536.0), reading)
         return {measured[0]: round(value, 2)} if value is not None else {}
     return {}
 

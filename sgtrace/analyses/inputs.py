@@ -11,6 +11,7 @@ lie in its range; figures that contradict each other are refused.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,11 @@ class Given:
     server_info: bytes | str = b""
     #: The version of the release analysed ("" if not known).
     release_version: str = ""
+    #: The model's ``config.json`` (``--model-config``), and where it was read; None if not given.
+    model_config: Mapping[str, Any] | None = None
+    model_config_origin: str = ""
+    #: ``--env NAME=VALUE``: environment variables the release reads.
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,40 @@ class Inputs:
     origins: dict[str, str]
     #: What the operator should know about them (a version that differs, options that name nothing).
     notes: tuple[str, ...]
+
+
+def read_model_config(path: str) -> tuple[dict[str, Any], str]:
+    """A model's ``config.json``: the file, or a model folder holding it (a download, or Hugging Face's cache:
+    ``models--org--name`` with its newest snapshot). BadInput if there is none or it is no JSON object."""
+    from pathlib import Path
+
+    given = Path(path).expanduser()
+    found = given
+    if given.is_dir():
+        direct = given / "config.json"
+        snapshots = sorted(given.glob("snapshots/*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        nested = sorted(given.glob("models--*/snapshots/*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        found = direct if direct.is_file() else next(iter(snapshots or nested), direct)
+    try:
+        data = json.loads(found.read_bytes()[: 16 << 20])
+    except FileNotFoundError as exc:
+        raise BadInput(f"--model-config {path}: no config.json there") from exc
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--model-config {path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict):
+        raise BadInput(f"--model-config {path}: a config.json holds a JSON object")
+    return data, f"config.json, {found}"
+
+
+def read_env(pairs: Sequence[str]) -> dict[str, str]:
+    """``--env NAME=VALUE`` pairs; BadInput for one that is not NAME=VALUE."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise BadInput(f"--env expects NAME=VALUE, got {pair!r}")
+        values[name.strip()] = text.strip()
+    return values
 
 
 def read_settings(pairs: Sequence[str], budget: str) -> dict[str, Any]:

@@ -10,13 +10,19 @@ ledger and the what-if.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from sgtrace.analyses.evaluate import Code, Evaluator, Facts, Known, ModelConfig, Profile, Value
 from sgtrace.analyses.explain import (
+    AT_SIZING,
     Explanation,
+    Observation,
+    Reading,
+    Resolve,
     explain,
     imply,
     multiplied,
@@ -28,6 +34,8 @@ from sgtrace.analyses.explain import (
 from sgtrace.analyses.figures import card_only
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
+from sgtrace.analyses.order import Order, loads_before_sizing
+from sgtrace.analyses.profile import SGLANG, EngineProfile
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
 from sgtrace.model import BudgetSite, Cap, SourceFile
@@ -71,6 +79,11 @@ class Context:
     notes: tuple[str, ...] = ()
     #: For a start-up that died of its memory: the fraction below which the release's formula gives no pool.
     needed: float | None = None
+    #: The weight loads the release runs before it measures the memory its pool is sized from.
+    order: Order | None = None
+    #: The draft's weights (GB, line) taken out of the memory the pool is sized from, when the release loads the
+    #: draft first and the log shows them.
+    draft_before: tuple[float, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,48 +119,141 @@ def build(
     want: Want,
     paths: Paths | None = None,
     given: Given | None = None,
+    code: Code | None = None,
+    loads: Paths | None = None,
 ) -> tuple[Explanation, Context]:
     """Explain the chosen start-up (or the operator's figures alone) with the release's formula; see the module doc.
 
     *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses;
-    *given* is what the operator gave besides the log (its ``settings`` are *settings*).
+    *given* is what the operator gave besides the log (its ``settings`` are *settings*); *code* the tree's
+    files for the evaluator (read on demand); *loads* the calls that run the weight loads (the graph's
+    ``loads``), for the order of start-up.
     """
     given = dataclasses.replace(given or Given(), settings=settings)
     texts = mentioning(files, budget)  # read once, searched twice
-    args = read_args(texts, budget)
+    args = read_args(texts, budget, files)
     conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
     check_settings(settings, args, sites, conditions, budget)
     chosen = _chosen(runs, want.run)
     inputs = gather(chosen, given, args)
     known, origins = inputs.known, dict(inputs.origins)
-    result = explain(sites, [], budget, known)
-    implied = imply(sites, budget, known, result)
+    code = code or Code(files)
+    order = loads_before_sizing(code, _functions(code, sites), paths, loads)
+    draft_before = _draft_before(order, chosen, known)
+    if draft_before is not None and AT_SIZING not in known:
+        after, (draft, line) = known["avail_after_weights_gb"], draft_before
+        known = {**known, AT_SIZING: round(after - draft, 2)}
+        assert order is not None
+        origins[AT_SIZING] = (
+            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights (line {line}): this"
+            f" release loads the draft before it sizes the pool ({order.before[-1].where})"
+        )
+    resolve = resolver(code, sites, known, origins, args, chosen, given)
+    reading = Reading(resolve, code.guards)
+    result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
+    # what the log's pool implies, the log's run sized it: in its own order (its draft after its pools or not)
+    as_run = known if chosen is None or chosen.draft_first else {k: v for k, v in known.items() if k != AT_SIZING}
+    implied = imply(sites, budget, as_run, result, reading)
     if implied:
         known = {**known, **implied}
-        result = explain(sites, [], budget, known)
+        result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
         origins.update({name: "implied by the log's pool (no cap bound it)" for name in implied})
     status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known, chosen)}
     # the formula with what the run shows; the caps' statuses also with the release's defaults
     result = dataclasses.replace(
-        result, caps=statuses(caps, status_facts, paths), implied=implied, missing=_hints(result.missing, known)
+        result,
+        caps=statuses(caps, status_facts, paths, resolve),
+        implied=implied,
+        missing=_hints(result.missing, known),
     )
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
-    wanted = _want(texts, sites, budget, known, args, chosen, result, want)
+    wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)
     rows = ledger(chosen) if chosen else ()
     notes = inputs.notes + ((CARD_NOTE,) if card_only(known) else ()) + _doubts(chosen)
-    needed = _needed(sites, budget, known, chosen)
-    context = Context(tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed)
+    needed = _needed(sites, budget, known, chosen, reading)
+    context = Context(
+        tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed, order, draft_before
+    )
     return result, context
 
 
-def _needed(sites: list[BudgetSite], budget: str, known: Mapping[str, Any], run: StartUp | None) -> float | None:
+def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]:
+    """(path, qualname) of the functions of the formula's statements, in their order."""
+    found = []
+    for site in sorted(sites, key=lambda s: (s.path, s.line)):
+        function, cls = code.enclosing(site.path, site.line)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((site.path, f"{cls.name}.{function.name}" if cls is not None else function.name))
+    return found
+
+
+def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, Any]) -> tuple[float, int] | None:
+    """The draft's weights (GB, line) the release takes out before it sizes the pool: when it loads the draft
+    first, the start-up has a draft, and its lines show the draft's weights and the memory after the target's."""
+    if order is None or not order.draft_first or run is None or "weights_gb" not in run.draft:
+        return None
+    if not isinstance(known.get("avail_after_weights_gb"), (int, float)):
+        return None
+    figure = run.draft["weights_gb"]
+    return float(figure.value), figure.line
+
+
+def resolver(
+    code: Code,
+    sites: Sequence[BudgetSite],
+    known: Mapping[str, Any],
+    origins: Mapping[str, str],
+    args: ReleaseArgs,
+    run: StartUp | None,
+    given: Given,
+    profile: EngineProfile = SGLANG,
+) -> Resolve:
+    """The release's code evaluated for this run (:mod:`sgtrace.analyses.evaluate`): the facts with their
+    origins, the release's ServerArgs defaults, the model's config (``--model-config``, else the architecture
+    the log names), ``--env``; a call that measures free memory in a function of the formula is the free
+    memory the log shows when the pool is sized."""
+    sizing = {id(f) for site in sites if (f := code.enclosing(site.path, site.line)[0]) is not None}
+
+    def observe(name: str, path: str, line: int) -> Value | None:
+        if name not in profile.measures_free_memory or id(code.enclosing(path, line)[0]) not in sizing:
+            return None
+        return Known(Observation("avail_after_weights_gb", f"{name}() at {path}:{line}"))
+
+    facts = Facts(
+        known, {**{n: "the log" for n in known}, **origins}, args.defaults, "the release's ServerArgs default",
+        _model(given, run), given.env, frozenset(given.settings),
+    )  # fmt: skip
+    evaluator = Evaluator(code, facts, Profile(profile.model_config, observe))
+    memo: dict[tuple[str, str, int], Value] = {}
+
+    def resolve(name: str, path: str, line: int) -> Value:
+        key = (name, path, line)
+        if key not in memo:
+            memo[key] = evaluator.at(name, path, line)
+        return memo[key]
+
+    return resolve
+
+
+def _model(given: Given, run: StartUp | None) -> ModelConfig | None:
+    """The model's config: the operator's ``config.json``, else the architecture the log's weights line names."""
+    if given.model_config is not None:
+        return ModelConfig(dict(given.model_config), True, given.model_config_origin or "--model-config")
+    if run is not None and run.model_types:
+        return ModelConfig({"architectures": [run.model_types[0]]}, False, "the log's weights line")
+    return None
+
+
+def _needed(
+    sites: list[BudgetSite], budget: str, known: Mapping[str, Any], run: StartUp | None, reading: Reading
+) -> float | None:
     """For a start-up that died: the budget at which the release's formula gives an empty pool (any more and
     there is one), when the formula can be solved for it."""
     if run is None or run.death is None:
         return None
     facts = {k: v for k, v in known.items() if k != budget}
-    value = solve(sites, budget, facts, 0.0)
+    value = solve(sites, budget, facts, 0.0, reading=reading)
     return round(value, 3) if value is not None and 0.0 < value < 1.0 else None
 
 
@@ -214,6 +320,7 @@ def _want(
     chosen: StartUp | None,
     result: Explanation,
     want: Want,
+    reading: Reading,
 ) -> WhatIf | None:
     if want.kv_gb is None and want.tokens is None:
         return None
@@ -228,14 +335,14 @@ def _want(
     if result.kv_budget_gb is None:
         needs = ", ".join(f"--set {name}=VALUE" for name in sorted(result.missing))
         return WhatIf(None, gb, None, None, reserve, f"the formula cannot be evaluated: it needs {needs}", "")
-    return what_if(chosen, solve(sites, budget, known, gb), gb, per_token, reserve)
+    return what_if(chosen, solve(sites, budget, known, gb, reading=reading), gb, per_token, reserve)
 
 
 def inputs(
     files: Sequence[SourceFile], sites: list[BudgetSite], caps: list[Cap], budget: str, paths: Paths | None = None
 ) -> frozenset[str]:
     """The names ``--set`` may supply for a release (what :func:`build` accepts: see ``check_settings``)."""
-    args = read_args(mentioning(files, budget), budget)
+    args = read_args(mentioning(files, budget), budget, files)
     conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
     return frozenset(settable(args, sites, conditions, budget))
 

@@ -74,8 +74,9 @@ class Verdict:
     cyclic: bool = False
 
 
-#: A condition -> True/False, or None with the input it needs (a name, or the condition if none is named).
-Holds = Callable[[str], tuple[bool | None, str]]
+#: (a condition, the file and line where it is) -> True/False, or None with the input it needs (a name, or the
+#: condition if none is named).
+Holds = Callable[[str, str, int], tuple[bool | None, str]]
 REACHED = Verdict(True)
 
 
@@ -101,13 +102,15 @@ def _call(row: list[Any]) -> Call:
     return Call(str(path), str(function), int(line), tuple(map(str, guard)), tuple(map(str, instances)))
 
 
-def condition(text: str, where: str, holds: Holds) -> Verdict:
-    """One condition, at *where* (a call: ``Class.method, path:line``; "" for the write's own), as a verdict."""
-    value, needed = holds(text)
+def condition(text: str, where: str, holds: Holds, at: tuple[str, int] = ("", 0)) -> Verdict:
+    """One condition, at *where* (a call: ``Class.method, path:line``; "" for the write's own) and *at* (its file
+    and line), as a verdict."""
+    value, needed = holds(text, *at)
     shown = _bare(text)
     if value is None:
         return Verdict(None, needs=((needed, shown, where),))
-    return REACHED if value else Verdict(False, false=((shown, where),))
+    # a decided condition's *needed* says what decided it, when the release's code worked it out
+    return REACHED if value else Verdict(False, false=((f"{shown} is false: {needed}" if needed else shown, where),))
 
 
 def _bare(text: str) -> str:
@@ -179,7 +182,7 @@ class Reach:
     def call(self, call: Call, stack: tuple[Key | str, ...]) -> Verdict:
         """Whether *call* runs: its conditions hold, its function is reached, its receiver's class is built."""
         where = f"{call.function}, {call.path}:{call.line}"
-        parts = [condition(text, where, self.holds) for text in call.guard]
+        parts = [condition(text, where, self.holds, (call.path, call.line)) for text in call.guard]
         if not any(p.value is False for p in parts):  # a false condition decides it: no need to go up
             parts.append(self.function((call.path, call.function), stack))
             if call.instances:

@@ -76,10 +76,12 @@ def mentioning(files: Sequence[SourceFile], budget: str) -> list[Text]:
     return found
 
 
-def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
+def read_args(texts: Sequence[Text], budget: str, files: Sequence[SourceFile] = ()) -> ReleaseArgs:
     """The fields of the tree's server-arguments class: the one declaring *budget* with the most fields.
 
-    *texts* are the files that mention *budget* (see :func:`mentioning`).
+    *texts* are the files that mention *budget* (see :func:`mentioning`). A release that declares its
+    arguments in namespaces (one class per group, all of one base, in one folder: SGLang 0.5.2x's
+    ``arg_groups/fields``) has them all read, when *files* (the tree's) are given.
     """
     best: tuple[int, str, ast.ClassDef] | None = None
     trees = []
@@ -97,14 +99,37 @@ def read_args(texts: Sequence[Text], budget: str) -> ReleaseArgs:
     options, flags = _options(trees)
     defaults: dict[str, Any] = {}
     numeric: set[str] = set()
-    for item in node.body:
-        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            annotation = ast.unparse(item.annotation)
-            if "int" in annotation or "float" in annotation:
-                numeric.add(item.target.id)
-            if isinstance(item.value, ast.Constant):
-                defaults[item.target.id] = item.value.value
-    return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(_fields(node)), options, flags)
+    declared = set(_fields(node))
+    for group in [node, *_siblings(node, path, files)]:
+        declared.update(_fields(group))
+        for item in group.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                annotation = ast.unparse(item.annotation)
+                if "int" in annotation or "float" in annotation:
+                    numeric.add(item.target.id)
+                if isinstance(item.value, ast.Constant):
+                    defaults.setdefault(item.target.id, item.value.value)
+    return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(declared), options, flags)
+
+
+def _siblings(node: ast.ClassDef, path: str, files: Sequence[SourceFile]) -> list[ast.ClassDef]:
+    """The other argument groups: classes of the same bases (there are some) in the files of the same folder."""
+    bases = [ast.unparse(b) for b in node.bases]
+    if not bases or bases == ["object"]:
+        return []
+    folder = path.rpartition("/")[0]
+    found = []
+    for source in files:
+        if source.path.rpartition("/")[0] != folder or source.path == path:
+            continue
+        try:
+            tree = _parse_if(read_bytes(source.abspath), "class ")
+        except OSError:
+            continue
+        for other in tree.body if tree is not None else ():
+            if isinstance(other, ast.ClassDef) and [ast.unparse(b) for b in other.bases] == bases:
+                found.append(other)
+    return found
 
 
 def _options(trees: list[ast.Module]) -> tuple[dict[str, str], dict[str, bool]]:

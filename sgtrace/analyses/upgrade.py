@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sgtrace.analyses.explain import Explanation
+from sgtrace.analyses.order import Order
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,10 @@ class ReleasePool:
     computed_at: dict[str, str] = field(default_factory=dict)
     #: The names ``--set`` may give this release (its formula's, its caps' conditions', ServerArgs').
     inputs: frozenset[str] = frozenset()
+    #: The weight loads this release runs before it sizes the pool, when read.
+    order: Order | None = None
+    #: The draft's weights (GB, line) this release's sizing sees taken, when it loads the draft first.
+    draft_before: tuple[float, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,18 @@ class PoolChange:
     settings: Mapping[str, object]
     #: Inputs only the new release needs, by name.
     new_inputs: tuple[NewInput, ...] = ()
+
+    def order_changed(self) -> str:
+        """What changed in the order of start-up that changes the pool, in one phrase ("" if nothing did)."""
+        old, new = self.old.draft_before, self.new.draft_before
+        if (old is None) == (new is None):
+            return ""
+        side, order = ("new", self.new.order) if new is not None else ("old", self.old.order)
+        draft, line = new or old  # type: ignore[misc]
+        where = f" ({order.before[-1].where})" if order is not None and order.before else ""
+        if side == "new":
+            return f"the draft's {draft:.2f} GB of weights (line {line}) now load before the pool is sized{where}"
+        return f"the draft's {draft:.2f} GB of weights (line {line}) no longer load before the pool is sized{where}"
 
 
 class NotAnInput(ValueError):

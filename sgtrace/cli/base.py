@@ -280,13 +280,18 @@ class ServerFlags:
     server_info: bytes | None
     #: The most a log may hold once decompressed, in bytes.
     max_log_bytes: int
+    #: The model's config.json and --env, or None when neither is given.
+    model: Any = None
 
     def keywords(self) -> dict[str, Any]:
         """As the api's explain, diff, check and report take them."""
-        return {"command": self.command, "server_info": self.server_info, "max_log_bytes": self.max_log_bytes}
+        return {
+            "command": self.command, "server_info": self.server_info, "max_log_bytes": self.max_log_bytes,
+            "model": self.model,
+        }  # fmt: skip
 
 
-_SERVER_NAMES = ("command_file", "server_info_file", "max_log_mb")
+_SERVER_NAMES = ("command_file", "server_info_file", "max_log_mb", "model_config", "env_pairs")
 
 
 def _server_options(function: Callable[..., Any]) -> Any:
@@ -294,11 +299,12 @@ def _server_options(function: Callable[..., Any]) -> Any:
 
     @functools.wraps(function)
     def with_server(**kwargs: Any) -> Any:
-        command_file, server_info_file, max_log_mb = (kwargs.pop(name) for name in _SERVER_NAMES)
+        command_file, server_info_file, max_log_mb, model_config, env_pairs = (kwargs.pop(n) for n in _SERVER_NAMES)
         server = ServerFlags(
             command_file.read() if command_file is not None else None,
             server_info_file.read() if server_info_file is not None else None,
             max_log_mb << 20,
+            _model_facts(model_config, env_pairs),
         )
         return function(server=server, **kwargs)
 
@@ -309,11 +315,31 @@ def _server_options(function: Callable[..., Any]) -> Any:
                      help="The JSON of GET /get_server_info."),
         click.option("--max-log-mb", type=click.IntRange(min=1, max=10**7), default=2048, show_default=True,
                      help="Refuse a log larger than this once decompressed."),
+        click.option("--model-config", "model_config", metavar="PATH",
+                     help="The model's config.json, or its folder (a download, Hugging Face's cache): the "
+                          "architecture, layers and heads the release's code decides with."),
+        click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+                     help="An environment variable the server ran with (else the release's default)."),
     ]  # fmt: skip
     wrapped: Any = with_server
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped
+
+
+def _model_facts(config: str | None, env_pairs: Sequence[str]) -> Any:
+    """--model-config and --env, read (one line and exit 2 on a bad one); None when neither is given."""
+    from sgtrace.analyses.inputs import BadInput, read_env, read_model_config
+    from sgtrace.model import ModelFacts
+
+    if config is None and not env_pairs:
+        return None
+    try:
+        values, origin = read_model_config(config) if config is not None else (None, "")
+        return ModelFacts(values, origin, read_env(env_pairs))
+    except BadInput as exc:
+        _warn(f"error: {exc}")
+        sys.exit(ExitCode.ERROR)
 
 
 def _settings(pairs: Sequence[str], budget: str) -> dict[str, object]:

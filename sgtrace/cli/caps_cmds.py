@@ -182,7 +182,7 @@ def explain(
     from sgtrace.analyses.operator import Want
     from sgtrace.report import explain_report
 
-    if log_file is None and not settings and server.command is None and server.server_info is None:
+    if log_file is None and not settings and server.command is None and server.server_info is None and not server.model:
         raise click.UsageError("give --log FILE or --set NAME=VALUE")
     values = _settings(settings, budget)
     want = Want(run_index, want_kv_gb, want_tokens)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 
 import networkx as nx
 
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
-from sgtrace.graph.reach import REACH, reach
+from sgtrace.graph.reach import REACH, reach, search
 from sgtrace.graph.slicer import Slicer
 from sgtrace.index.exprs import distinct
 from sgtrace.index.project import Project
@@ -29,13 +29,16 @@ def build(
     with_reach: bool = False,
     strict: bool = False,
     sliced: Callable[[nx.DiGraph], None] | None = None,
+    loads: Sequence[tuple[str, str]] = (),
 ) -> Slicer:
     """The slicer, run: backward from every write of *attribute*, forward to its reads.
 
     *with_reach* adds the calls that run the cap functions and their conditions (``REACH``, for
     ``explain``; about a sixth of a cold run on the newest SGLang, so only when asked). *strict* turns
     off the guess by method name for receivers of unknown type. *sliced* is called with the graph once its
-    nodes and edges are final (before the calls between methods and the way in are added to it).
+    nodes and edges are final (before the calls between methods and the way in are added to it). *loads*
+    ((path, qualname) of the functions that load the weights) add the calls that run them (``LOADS``, the
+    same shape as ``REACH``: the order of start-up, for ``explain``).
     """
     slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict)
     modules = {source.path: name for name, source in project.files.items()}
@@ -53,7 +56,14 @@ def build(
     slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     if with_reach:
         slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
+        if loads:
+            slicer.graph.graph[LOADS] = search(slicer.calls, list(loads), family=True)
     return slicer
+
+
+#: Graph attribute: the calls that run the functions loading the weights, up to the tree's entry points (the
+#: shape of ``REACH``).
+LOADS = "loads"
 
 
 #: Graph attribute: [owner, caller, callee, line] for methods of one class that call each other

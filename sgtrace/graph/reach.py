@@ -71,11 +71,12 @@ def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, obje
 
 
 def search(
-    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = ()
+    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = (), family: bool = False
 ) -> dict[str, object]:
     """The ``REACH`` data from the functions *start* ((path, qualname)) up; *guards* ((path, conditions))
-    are other conditions whose constants are wanted too."""
-    found = _Search(calls)
+    are other conditions whose constants are wanted too. With *family*, a method whose name is called from
+    too many modules to search still has its calls from its own class family searched (``self.m()``)."""
+    found = _Search(calls, family)
     found.run(start)
     rows = [r for made in (*found.callers.values(), *found.built.values()) for r in made]
     return {
@@ -130,7 +131,8 @@ def _pool(graph: nx.DiGraph, point: Point, attribute: str) -> bool:
 class _Search:
     """Breadth first up the calls, within the bounds; what was found, by function and by class."""
 
-    def __init__(self, calls: CallIndex) -> None:
+    def __init__(self, calls: CallIndex, family: bool = False) -> None:
+        self.family = family
         self.calls = calls
         self.project = calls.project
         self.modules = {source.path: name for name, source in self.project.files.items()}
@@ -156,6 +158,9 @@ class _Search:
                             following.append(found)
             frontier = following  # at MAX_DEPTH nothing is searched, so nothing follows
 
+    def _bounded(self, depth: int) -> bool:
+        return depth < MAX_DEPTH and len(self.callers) + len(self.built) < MAX_SEARCHED
+
     def _open(self, depth: int, name: str) -> bool:
         """Whether the callers of *name* are searched: within the bounds, and not called from everywhere."""
         if depth >= MAX_DEPTH or len(self.callers) + len(self.built) >= MAX_SEARCHED:
@@ -171,9 +176,13 @@ class _Search:
             return []
         self.owners[key] = scope.cls or ""
         short = scope.function.qualname.rsplit(".", 1)[-1]
-        if not self._open(depth, scope.cls.rsplit(".", 1)[-1] if short == "__init__" and scope.cls else short):
+        if self._open(depth, scope.cls.rsplit(".", 1)[-1] if short == "__init__" and scope.cls else short):
+            found = callers(self.calls, scope)
+        elif self.family and scope.cls and short != "__init__" and self._bounded(depth):
+            found = _family_calls(self.calls, scope)
+        else:
             return []
-        rows = sorted({self._row(caller, site, scope) for caller, site in callers(self.calls, scope)})
+        rows = sorted({self._row(caller, site, scope) for caller, site in found})
         self.callers[key] = rows
         return rows
 
@@ -218,6 +227,33 @@ def callers(calls: CallIndex, scope: Scope) -> Iterator[tuple[Scope, CallSite]]:
             if callee is not None and callee.text.rsplit(".", 1)[-1] in ("__init__", short):
                 resolved = calls.types.callees(site.call, caller, site.line)
                 if any((m.source.module, f.qualname) == wanted for m, f in resolved):
+                    yield caller, site
+
+
+def _family_calls(calls: CallIndex, scope: Scope) -> Iterator[tuple[Scope, CallSite]]:
+    """The calls in the methods of *scope*'s class, its bases and its subclasses that run its function."""
+    assert scope.cls is not None
+    project = calls.project
+    wanted = (scope.module.source.module, scope.function.qualname)
+    short = scope.function.qualname.rsplit(".", 1)[-1]
+    family = {scope.cls, *project.mro(scope.cls), *project.subclasses(scope.cls)}
+    for cls in sorted(family):
+        found = project.class_def(cls)
+        if found is None:
+            continue
+        module, definition = found
+        prefix = f"{definition.qualname}." if hasattr(definition, "qualname") else f"{cls.rsplit('.', 1)[-1]}."
+        for function in module.outline.functions:
+            if not function.qualname.startswith(prefix):
+                continue
+            for caller, site in _calls_in(project, scope_of(module, function)):
+                callee = site.call.base
+                if callee is None or callee.text.rsplit(".", 1)[-1] != short:
+                    continue
+                if any(
+                    (m.source.module, f.qualname) == wanted
+                    for m, f in calls.types.callees(site.call, caller, site.line)
+                ):
                     yield caller, site
 
 

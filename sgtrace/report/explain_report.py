@@ -32,12 +32,17 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
         lines += ["", *what_if_lines(found.budget, context.what_if)]
     lines += ["", "inputs:"]
     for name, value in sorted(result.inputs.items()):
-        origin = f"  ({context.origins[name]})" if name in context.origins else ""
+        how = context.origins.get(name) or (f"worked out: {result.worked[name]}" if name in result.worked else "")
+        origin = f"  ({how})" if how else ""
         lines.append(f"  {name} = {_show(value)}{origin}")
     lines.append("")
     lines.append("formula:")
     for step in result.steps:
-        value = f"= {step.value:.4g}" if step.value is not None else f"(needs {', '.join(step.missing)})"
+        if step.skipped:
+            value = f"not applied: {step.skipped}"
+        else:
+            value = f"= {step.value:.4g}" if step.value is not None else f"(needs {', '.join(step.missing)})"
+            value += f" (if {' and '.join(step.when)})" if step.when else ""
         lines.append(f"  {step.path}:{step.line}  {step.code}")
         lines.append(f"      {step.target or 'result'} {value}")
     lines.append("")
@@ -86,6 +91,8 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
                 "target": s.target,
                 "value": s.value,
                 "missing": list(s.missing),
+                "skipped": s.skipped,
+                "when": list(s.when),
             }
             for s in result.steps
         ],
@@ -99,7 +106,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "ledger": [{"item": row.item, "gb": row.gb, "line": row.line} for row in context.ledger],
         "answer": answer(found.budget, result, context),
         "implied": result.implied,
-        "origins": context.origins,
+        "origins": {**{name: f"worked out: {how}" for name, how in result.worked.items()}, **context.origins},
         "notes": list(context.notes),
     }
     if context.what_if is not None:

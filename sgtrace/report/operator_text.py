@@ -165,7 +165,14 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
     if used < 0:
         return ""
     weights = result.inputs.get("weights_gb")
-    if isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
+    draft = context.draft_before[0] if context.draft_before is not None else None
+    if isinstance(weights, (int, float)) and draft is not None and abs(used - weights - draft) <= 0.05:
+        where = f" ({context.order.before[-1].where})" if context.order is not None else ""
+        taken = (
+            f"{weights:.2f} GB of weights and the draft's {draft:.2f} GB, which this release loads before it"
+            f" sizes the pool{where}"
+        )
+    elif isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
         taken = f"{used:.2f} GB of weights"
     elif isinstance(weights, (int, float)):
         taken = f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights and {used - weights:.2f} GB more)"
@@ -279,6 +286,16 @@ def _binding(result: Explanation, context: Context) -> str:
         return (
             f"Which cap binds is not known without the pool the server allocated (its {quote('kv')}"
             " line, or --set kv_gb=...)."
+        )
+    run = explained(context)
+    if context.draft_before is not None and run is not None and not run.draft_first:
+        draft, _ = context.draft_before
+        before = predicted + draft
+        same = abs(before - observed) <= max(_MATCH_GB, before * 0.01)
+        return (
+            f"The log's run loaded its draft after sizing the pool (its release's order), so its pool"
+            f" ({observed:.2f} GB) is {'the formula' if same else 'not the formula'}'s without the draft's weights"
+            f" ({before:.2f} GB); this release loads the draft first: the same start-up gets {predicted:.2f} GB on it."
         )
     if abs(predicted - observed) <= max(_MATCH_GB, predicted * 0.01):
         return "The log's pool is the formula's: no cap lowered it."

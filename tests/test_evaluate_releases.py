@@ -1,0 +1,188 @@
+"""The evaluator on real releases: inputs the release's code works out for a run, caps it decides.
+
+The model's configs are the public config.json files' fields these releases read (tests/fixtures/models).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sgtrace.analyses.release_args import mentioning, read_args
+from sgtrace.cli import cli
+from sgtrace.discover import discover
+from tests import releases
+from tests.conftest import FIXTURES
+
+KIMI_JOURNAL = FIXTURES / "logs" / "kimi_three_startups.journal"
+JOURNAL = FIXTURES / "logs" / "h20_three_startups.journal"
+DEEPSEEK_V3 = FIXTURES / "models" / "deepseek_v3.json"
+KIMI_K25 = FIXTURES / "models" / "kimi_k25.json"
+
+
+def _explain(version: str, *args: str) -> tuple[int, dict[str, Any], str]:
+    result = CliRunner().invoke(
+        cli, ["explain", str(releases.release(version)), "--format", "json", *args], catch_exceptions=False
+    )
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def test_the_newest_release_binds_free_memory_by_the_call_that_measures_it() -> None:
+    """0.5.23 names the measurement free_gb (kv_pool_runtime) and available_gpu_memory (the configurator): both
+    are the free memory the weights' end line shows, whatever the name."""
+    code, data, err = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL))
+    assert "free_gb" not in data["missing"], data["missing"]
+    assert data["origins"]["free_gb"].startswith("worked out: get_available_gpu_memory() at ")
+    # the multimodal reservation is decided by the model's config, which the log does not hold: said so
+    assert code == 2 and "mm_reservation_gb" in data["missing"]
+    assert "--model-config" in data["missing"]["mm_reservation_gb"], data["missing"]
+    assert "model_type" in data["missing"]["mm_reservation_gb"]
+
+
+def test_the_model_config_decides_the_multimodal_reservation() -> None:
+    code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(DEEPSEEK_V3))
+    # 10.43 GB less the draft's 1.62 GB of weights, which 0.5.23 loads before it sizes the pool
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 8.81, data["missing"]
+    assert data["inputs"]["mm_reservation_gb"] == 0
+    assert "model_type (config.json" in data["origins"]["mm_reservation_gb"]
+
+
+def test_a_multimodal_architecture_reserves_the_registry_default_and_env_changes_it() -> None:
+    """Kimi-K2.5's architecture is on 0.5.23's multimodal list: SGLANG_VLM_CACHE_SIZE_MB's default (100 MB)
+    comes out of the pool; --env gives the server's own value."""
+    code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(KIMI_K25))
+    assert code == 0 and data["inputs"]["mm_reservation_gb"] == pytest.approx(100 / 1024)
+    assert round(data["kv_budget_gb"], 2) == round(8.81 - 100 / 1024, 2)
+    assert "SGLANG_VLM_CACHE_SIZE_MB unset: the release's default" in data["origins"]["mm_reservation_gb"]
+    code, data, _ = _explain(
+        releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(KIMI_K25),
+        "--env", "SGLANG_VLM_CACHE_SIZE_MB=0",
+    )  # fmt: skip
+    assert code == 0 and data["inputs"]["mm_reservation_gb"] == 0 and round(data["kv_budget_gb"], 2) == 8.81
+    assert "SGLANG_VLM_CACHE_SIZE_MB=0 (--env)" in data["origins"]["mm_reservation_gb"]
+
+
+def test_a_model_folder_as_huggingface_caches_it(tmp_path: Path) -> None:
+    snapshot = tmp_path / "models--moonshotai--Kimi-K2.5" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_bytes(KIMI_K25.read_bytes())
+    code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(tmp_path))
+    assert code == 0 and data["inputs"]["mm_reservation_gb"] == pytest.approx(100 / 1024)
+    bad = CliRunner().invoke(cli, ["explain", str(releases.release(releases.NEWEST)), "--model-config",
+                                   str(tmp_path / "nothing")])  # fmt: skip
+    assert bad.exit_code == 2 and "no config.json there" in bad.stderr
+    (tmp_path / "broken.json").write_text("[1, 2]")
+    bad = CliRunner().invoke(cli, ["explain", str(releases.release(releases.NEWEST)), "--model-config",
+                                   str(tmp_path / "broken.json")])  # fmt: skip
+    assert bad.exit_code == 2 and "a config.json holds a JSON object" in bad.stderr
+    bad = CliRunner().invoke(cli, ["explain", str(releases.release(releases.NEWEST)), "--env", "NOVALUE"])
+    assert bad.exit_code == 2 and "--env expects NAME=VALUE" in bad.stderr
+
+
+def test_the_model_config_decides_caps_on_0_5_9() -> None:
+    """0.5.9 calls its sliding-window split only if is_hybrid_swa: a DeepSeek-V3 config.json decides it (the
+    release looks the architecture up in its own list), and the reason says where."""
+    code, data, _ = _explain(releases.MIDDLE, "--log", str(JOURNAL), "--model-config", str(DEEPSEEK_V3))
+    assert code == 0
+    split = [(cap["status"], cap["why"]) for cap in data["caps"] if "self.is_hybrid_swa" in cap["why"]]
+    assert len(split) >= 5 and all(status == "not reached" for status, _ in split), split
+    assert all("is_hybrid_swa_model() at sglang/srt/configs/model_config.py" in why for _, why in split), split
+    # 0.5.9 decides it from the architecture alone: the log's weights line is enough
+    code, data, _ = _explain(releases.MIDDLE, "--log", str(JOURNAL))
+    split = [(cap["status"], cap["why"]) for cap in data["caps"] if "self.is_hybrid_swa" in cap["why"]]
+    assert split and all(status == "not reached" for status, _ in split), split
+    assert all("architectures (the log's weights line)" in why for _, why in split), split
+
+
+def test_a_config_that_may_opt_in_keeps_it_unknown_without_the_config() -> None:
+    """0.5.23 also counts a model hybrid when its config says is_hybrid_swa: from the log alone that is unknown,
+    and the reason asks for the config; with the whole config.json it is decided."""
+    at = "sglang/srt/mem_cache/kv_cache_configurator.py"
+    files = discover(str(releases.release(releases.NEWEST))).files
+    from sgtrace.analyses.evaluate import CONFIG_KEY, Code, Evaluator, Facts, ModelConfig, Profile, Unknown
+
+    profile = Profile(frozenset({"hf_config", "hf_text_config"}))
+    args = read_args(mentioning(files, "mem_fraction_static"), "mem_fraction_static", files)
+    code = Code(files)
+    line = next(i for i, text in enumerate((releases.release(releases.NEWEST) / at).read_text().splitlines(), 1)
+                if "mm_reservation_gb = mm_runtime_reservation_gb(" in text)  # fmt: skip
+    logged = ModelConfig({"architectures": ["DeepseekV3ForCausalLM"]}, False, "the log")
+    found = Evaluator(code, Facts(defaults=args.defaults, model=logged), profile).at(
+        "self.model_config.is_hybrid_swa", at, line
+    )
+    assert found == Unknown((f"{CONFIG_KEY}is_hybrid_swa",))
+    whole = ModelConfig(json.loads(DEEPSEEK_V3.read_text()), True, "config.json")
+    decided = Evaluator(code, Facts(defaults=args.defaults, model=whole), profile).at(
+        "self.model_config.is_hybrid_swa", at, line
+    )
+    assert getattr(decided, "value", None) is False, decided
+
+
+def test_argument_groups_are_all_read_on_the_newest_release() -> None:
+    """0.5.23 declares its server arguments in one class per group (arg_groups/fields): every group's defaults."""
+    files = discover(str(releases.release(releases.NEWEST))).files
+    args = read_args(mentioning(files, "mem_fraction_static"), "mem_fraction_static", files)
+    assert "enable_multimodal" in args.fields and args.defaults["enable_multimodal"] is None
+    assert "mem_fraction_static" in args.fields and "tp_size" in args.fields
+    # an older release's one ServerArgs class is read as before
+    old = discover(str(releases.release(releases.MIDDLE))).files
+    assert read_args(mentioning(old, "mem_fraction_static"), "mem_fraction_static", old).path.endswith("server_args.py")
+
+
+def _journal(tmp_path: Path, shape: str) -> Path:
+    from tests.journals import SHAPES, journal
+
+    log = tmp_path / "journal"
+    log.write_text("\n".join(journal(SHAPES[shape])) + "\n")
+    return log
+
+
+def test_the_order_of_start_up_is_read_from_each_release(tmp_path: Path) -> None:
+    """0.4.6 to 0.5.9 size the target's pool right after its weights; 0.5.19 on load the draft first (the
+    scheduler's draft worker, built through the algorithm's factory), and the draft's weights come out of
+    the target's pool: the issue's EAGLE3 journal gives 10.43 GB on 0.5.9 and 10.43 - 0.95 on 0.5.23."""
+    log = _journal(tmp_path, "eagle3 journal (a draft after the target's graphs)")
+    for version in (releases.OLDEST, releases.MIDDLE):
+        code, data, _ = _explain(version, "--log", str(log))
+        assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43, (version, data["missing"])
+        assert "avail_at_sizing_gb" not in data["inputs"]
+    code, data, _ = _explain(releases.NEWEST, "--log", str(log), "--set", "mm_reservation_gb=0")
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 9.48, data["missing"]
+    assert data["inputs"]["avail_at_sizing_gb"] == pytest.approx(21.71 - 0.95)
+    origin = data["origins"]["avail_at_sizing_gb"]
+    assert "this release loads the draft before it sizes the pool (sglang/srt/managers/scheduler.py:" in origin
+    assert "the same start-up gets 9.48 GB on it" in " ".join(data["answer"].split())
+    # a start-up without a draft: nothing is taken
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    code, data, _ = _explain(releases.NEWEST, "--log", str(_journal(plain, "capped single GPU")), "--set",
+                             "mm_reservation_gb=0")  # fmt: skip
+    assert "avail_at_sizing_gb" not in data["inputs"]
+
+
+def test_the_upgrade_verdict_names_the_change_of_order(tmp_path: Path) -> None:
+    log = _journal(tmp_path, "eagle3 journal (a draft after the target's graphs)")
+    root = releases.release
+    result = CliRunner().invoke(cli, ["diff", str(root(releases.MIDDLE)), str(root(releases.NEWEST)), "--log",
+                                      str(log), "--set", "mm_reservation_gb=0"])  # fmt: skip
+    verdict = next(line for line in result.stderr.splitlines() if line.startswith("sgtrace: verdict:"))
+    assert "10.43 GB on" in verdict and "9.48 GB on" in verdict and "-0.95 GB" in verdict, verdict
+    assert "the draft's 0.95 GB of weights (line" in verdict and "now load before the pool is sized" in verdict
+
+
+def test_a_formula_step_under_a_false_condition_is_not_applied() -> None:
+    """0.5.2 subtracts a Mamba state only if self.is_hybrid_gdn: for a model that is not one (the log's
+    architecture decides it) the step is not applied and the prediction is whole (it asked for
+    max_mamba_cache_size before)."""
+    code, data, _ = _explain(releases.EARLY_05, "--log", str(JOURNAL))
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43, data["missing"]
+    assert "max_mamba_cache_size" not in data["missing"]
+    skipped = [step for step in data["steps"] if step.get("skipped")]
+    assert skipped and skipped[0]["skipped"].startswith("self.is_hybrid_gdn is false: decided by architectures")
+    # the operator's word wins over the code's
+    code, data, _ = _explain(releases.EARLY_05, "--log", str(JOURNAL), "--set", "is_hybrid_gdn=true")
+    assert code == 2 and "max_mamba_cache_size" in data["missing"]
