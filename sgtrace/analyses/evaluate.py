@@ -25,10 +25,12 @@ this module knows Python only.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,8 @@ MAX_DEPTH = 8
 #: Files that name a word read at most to find its writes or its definition (a word in more is too common to
 #: follow: ``device``, ``config``).
 MAX_FILES = 60
+#: Files parsed at most for one explanation (what lies further is unknown: the evaluator's cost stays bounded).
+MAX_PARSED = 150
 #: Writes of one attribute weighed before it is given up as unknown.
 MAX_WRITES = 12
 #: How an unknown that the model's config.json decides is named: this prefix, then the key.
@@ -137,14 +141,19 @@ class Code:
         self._parents: dict[str, dict[ast.AST, ast.AST]] = {}
         self._defs: dict[str, list[tuple[str, ast.AST]]] = {}
         self._named: dict[str, list[str] | None] = {}
+        self._texts: dict[str, bytes] = {}
+        self._lines: dict[str, list[int]] = {}
+        self._simple: dict[str, list[ast.stmt]] = {}
         self._writes: dict[str, dict[str, list[tuple[ast.ClassDef, ast.stmt]]]] = {}
 
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             source = self.by_path.get(path)
             tree = None
+            if len(self._trees) >= MAX_PARSED:
+                source = None
             try:
-                data = read_bytes(source.abspath) if source is not None else b""
+                data = self.text(path) if source is not None else b""
                 if 0 < len(data) <= MAX_BYTES:
                     tree = ast.parse(data)
             except (OSError, SyntaxError, ValueError, RecursionError):
@@ -153,11 +162,19 @@ class Code:
         return self._trees[path]
 
     def parent(self, path: str, node: ast.AST) -> ast.AST | None:
+        """The statement (or handler, or the module) whose block holds statement *node*."""
         if path not in self._parents:
+            parents: dict[ast.AST, ast.AST] = {}
             tree = self.tree(path)
-            self._parents[path] = (
-                {child: up for up in ast.walk(tree) for child in ast.iter_child_nodes(up)} if tree else {}
-            )
+            pending: list[ast.AST] = [tree] if tree is not None else []
+            while pending:
+                up = pending.pop()
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    for child in getattr(up, name, None) or ():
+                        if isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
+                            parents[child] = up
+                            pending.append(child)
+            self._parents[path] = parents
         return self._parents[path].get(node)
 
     def naming(self, word: str) -> list[str] | None:
@@ -175,19 +192,48 @@ class Code:
         needle = text.encode()
         return [path for path, source in self.by_path.items() if needle in _bytes(source)]
 
+    def text(self, path: str) -> bytes:
+        """The file's bytes (read once; empty past MAX_BYTES)."""
+        if path not in self._texts:
+            source = self.by_path.get(path)
+            data = _bytes(source) if source is not None else b""
+            self._texts[path] = data if len(data) <= MAX_BYTES else b""
+        return self._texts[path]
+
+    def calls(self, path: str, pattern: re.Pattern[bytes]) -> list[ast.Call]:
+        """The file's calls in the statements on the lines whose text *pattern* matches."""
+        data = self.text(path)
+        starts = [m.start() for m in pattern.finditer(data)]
+        if not starts or self.tree(path) is None:
+            return []
+        if path not in self._lines:
+            self._lines[path] = [i for i, byte in enumerate(data) if byte == 10]
+            tree = self.tree(path)
+            simple = [s for s in _statements(tree.body if tree else [], ast.stmt) if not isinstance(s, _DEFINITIONS)]
+            self._simple[path] = sorted(simple, key=lambda s: s.lineno)
+        newlines = self._lines[path]
+        lines = {bisect.bisect_left(newlines, start) + 1 for start in starts}
+        found: list[ast.Call] = []
+        statements = self._simple[path]
+        firsts = [s.lineno for s in statements]
+        for line in sorted(lines):
+            at = bisect.bisect_right(firsts, line)
+            for statement in statements[max(0, at - 8) : at]:  # a statement spanning the line starts before it
+                if statement.lineno <= line <= (statement.end_lineno or statement.lineno):
+                    found += [n for n in _expressions(statement) if isinstance(n, ast.Call) and n.lineno == line]
+        return list(dict.fromkeys(found))
+
     def writes(self, path: str) -> dict[str, list[tuple[ast.ClassDef, ast.stmt]]]:
         """Attribute -> (class, statement) of the file's writes of ``self.attribute`` and class-body fields."""
         if path not in self._writes:
             found: dict[str, list[tuple[ast.ClassDef, ast.stmt]]] = {}
             tree = self.tree(path)
-            for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
+            for cls in _statements(tree.body, ast.ClassDef) if tree else ():
                 for item in cls.body:
                     for name in _declared(item):
                         found.setdefault(name, []).append((cls, item))
                 for function in (f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                    for node in ast.walk(function):
-                        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
-                            continue
+                    for node in _statements(function.body, (ast.Assign, ast.AnnAssign)):
                         for target in _targets(node):
                             if isinstance(target, ast.Attribute) and chain_of(target)[:1] == ["self"]:
                                 found.setdefault(target.attr, []).append((cls, node))
@@ -195,10 +241,11 @@ class Code:
         return self._writes[path]
 
     def definitions(self, name: str) -> list[tuple[str, ast.AST]]:
-        """Functions, classes and module-level assignments named *name* in the tree: (path, node)."""
+        """Functions and classes named *name* in the tree: (path, node)."""
         if name not in self._defs:
             found: list[tuple[str, ast.AST]] = []
-            for path in self.naming(name) or ():
+            defined = re.compile(rb"(?:def|class)\s+" + re.escape(name.encode()) + rb"\b")
+            for path in (p for p in self.naming(name) or () if defined.search(self.text(p))):
                 tree = self.tree(path)
                 for node in ast.walk(tree) if tree else ():
                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
@@ -597,6 +644,11 @@ class Evaluator:
         paths = self.code.naming(attr)
         if paths is None:
             return Unknown((attr,))
+        # only the files whose text writes it are parsed (an assignment to it, a field, a property)
+        written = re.compile(
+            rb"(?:\.|^[ \t]+|def )" + re.escape(attr.encode()) + rb"\b(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()", re.M
+        )
+        paths = [path for path in paths if written.search(self.code.text(path))]
         writes = [(path, cls, item) for path in paths for cls, item in self.code.writes(path).get(attr, ())]
         if owner == "self" and scope.cls is not None:
             own = [w for w in writes if w[1].name == scope.cls.name]
@@ -650,13 +702,11 @@ class Evaluator:
         if paths is None:
             return [Unknown((attr,))]
         found: list[Value] = []
+        built = re.compile(rb"\b" + re.escape(cls.encode()) + rb"\s*\(|__init__\s*\(")
         for path in paths:
-            tree = self.code.tree(path)
-            for node in ast.walk(tree) if tree else ():
-                if not isinstance(node, ast.Call):
-                    continue
+            for node in self.code.calls(path, built):
                 called = chain_of(node.func)
-                if called[-1:] != [cls] and not (called[-1:] == ["__init__"] and self._subclass_call(path, node, cls)):
+                if called[-1:] != [cls] and not self._subclass_call(path, node, cls):
                     continue
                 keyword = next((k for k in node.keywords if k.arg == attr), None)
                 if keyword is not None:
@@ -830,7 +880,8 @@ class Evaluator:
         return Known(default, (f"{name} unset: the release's default ({where})",))
 
     def _registry(self, name: str) -> tuple[str, Any, str] | None:
-        for path in self.code.naming(name) or ():
+        declared = re.compile(rb"^[ \t]+" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=\s*\w", re.M)
+        for path in (p for p in self.code.naming(name) or () if declared.search(self.code.text(p))):
             tree = self.code.tree(path)
             for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
                 for item in cls.body:
@@ -1092,6 +1143,43 @@ def chain_of(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Name):
         names.append(node.id)
     return names[::-1]
+
+
+def _statements(body: Sequence[ast.stmt], kind: type | tuple[type, ...]) -> Iterator[Any]:
+    """The statements of *kind* in *body* and the blocks inside it (not inside functions or classes of other
+    kinds), without walking expressions."""
+    pending: list[Any] = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, kind):
+            yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not isinstance(
+            statement, kind
+        ):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(statement, name, None)
+            if isinstance(block, list):
+                pending.extend(b for b in block if isinstance(b, (ast.stmt, ast.ExceptHandler, ast.match_case)))
+
+
+#: Statements whose lines are searched through their own statements (a block's header is searched with it).
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _expressions(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of *statement* outside the blocks it holds (those are statements of their own)."""
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        for name, value in ast.iter_fields(node):
+            if name in ("body", "orelse", "finalbody", "handlers", "cases") and isinstance(node, ast.stmt):
+                continue
+            if isinstance(value, ast.AST):
+                pending.append(value)
+            elif isinstance(value, list):
+                pending.extend(v for v in value if isinstance(v, ast.AST))
 
 
 def _parameter_of(statement: ast.stmt, function: ast.AST | None) -> tuple[ast.AST, str, ast.expr | None] | None:
