@@ -186,3 +186,29 @@ def test_a_formula_step_under_a_false_condition_is_not_applied() -> None:
     # the operator's word wins over the code's
     code, data, _ = _explain(releases.EARLY_05, "--log", str(JOURNAL), "--set", "is_hybrid_gdn=true")
     assert code == 2 and "max_mamba_cache_size" in data["missing"]
+
+
+def test_before_launch_the_config_and_the_figures_predict_the_pool() -> None:
+    """No log: the model's config, the fraction, the memory free before the weights and the weights (the
+    draft's too, which 0.5.23 loads before it sizes the pool) give the issue's 9.48 GB; the what-if solves the
+    fraction for a wanted pool on the same figures."""
+    figures = ["--model-config", str(DEEPSEEK_V3), "--set", "mem_fraction_static=0.88", "--set",
+               "avail_before_weights_gb=94.04", "--set", "weights_gb=72.33"]  # fmt: skip
+    code, data, _ = _explain(releases.NEWEST, *figures, "--set", "draft_weights_gb=0.95")
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 9.48, data["missing"]
+    assert (
+        data["inputs"]["mm_reservation_gb"] == 0 and "--set draft_weights_gb" in data["origins"]["avail_at_sizing_gb"]
+    )
+    code, data, _ = _explain(releases.NEWEST, *figures)  # without a draft: nothing taken
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43
+    code, data, _ = _explain(releases.MIDDLE, *figures, "--set", "draft_weights_gb=0.95")  # 0.5.9: the draft after
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43
+    code, data, _ = _explain(releases.NEWEST, *figures, "--set", "draft_weights_gb=0.95", "--want-kv-gb", "12")
+    assert code == 0 and 0.88 < data["what_if"]["mem_fraction_static"] < 0.92
+
+
+def test_the_predicted_pool_in_tokens_at_the_logs_own_bytes_per_token() -> None:
+    code, data, _ = _explain(releases.MIDDLE, "--log", str(KIMI_JOURNAL))
+    assert code == 0 and data["predicted_tokens"] == pytest.approx(159_277, rel=0.001)
+    code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(DEEPSEEK_V3))
+    assert data["predicted_tokens"] == pytest.approx(8.81 * (1 << 30) / 70_245, rel=0.002)

@@ -151,6 +151,14 @@ class Explanation:
     #: Inputs the release's code worked out for this run: name -> how (the facts and places that decided it).
     worked: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def predicted_tokens(self) -> int | None:
+        """The predicted pool in tokens at the log's own bytes per token (its pool's bytes over its tokens), before
+        page rounding; None without both."""
+        if self.kv_budget_gb is None or not self.bytes_per_token or self.kv_budget_gb <= 0:
+            return None
+        return int(self.kv_budget_gb * (1 << 30) // self.bytes_per_token)
+
 
 def explain(
     sites: list[BudgetSite],

@@ -22,6 +22,8 @@ OPERATOR_FIGURES = {
     "avail_after_pool_gb": "GPU memory free after the pools, GB",
     "max_total_num_tokens": "the scheduler's pool size, tokens",
     "gpu_gb": "the card's memory (nvidia-smi's total), GB: not the memory free before the weights",
+    "draft_weights_gb": "memory a speculative draft's weights took, GB (a release that loads the draft first "
+    "sizes the pool after them)",
 }
 #: Rounding of figures logged to two decimals: what two of them may disagree by.
 _ROUNDING_GB = 0.015

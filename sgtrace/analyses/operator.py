@@ -145,7 +145,7 @@ def build(
         known = {**known, AT_SIZING: round(after - draft, 2)}
         assert order is not None
         origins[AT_SIZING] = (
-            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights (line {line}): this"
+            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights ({_said(line)}): this"
             f" release loads the draft before it sizes the pool ({order.before[-1].where})"
         )
     resolve = resolver(code, sites, known, origins, args, chosen, given)
@@ -188,12 +188,21 @@ def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]
     return found
 
 
+def _said(line: int) -> str:
+    """Where a figure came from: a line of the log, or --set (line 0)."""
+    return f"line {line}" if line else "--set draft_weights_gb"
+
+
 def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, Any]) -> tuple[float, int] | None:
-    """The draft's weights (GB, line) the release takes out before it sizes the pool: when it loads the draft
-    first, the start-up has a draft, and its lines show the draft's weights and the memory after the target's."""
-    if order is None or not order.draft_first or run is None or "weights_gb" not in run.draft:
+    """The draft's weights (GB, line; line 0: ``--set draft_weights_gb``) the release takes out before it sizes
+    the pool: when it loads the draft first, the memory after the target's weights is known, and the draft's
+    weights are given or the start-up's lines show them."""
+    if order is None or not order.draft_first or not isinstance(known.get("avail_after_weights_gb"), (int, float)):
         return None
-    if not isinstance(known.get("avail_after_weights_gb"), (int, float)):
+    given = known.get("draft_weights_gb")
+    if isinstance(given, (int, float)) and not isinstance(given, bool):
+        return float(given), 0
+    if run is None or "weights_gb" not in run.draft:
         return None
     figure = run.draft["weights_gb"]
     return float(figure.value), figure.line

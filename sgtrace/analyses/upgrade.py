@@ -74,9 +74,10 @@ class PoolChange:
         side, order = ("new", self.new.order) if new is not None else ("old", self.old.order)
         draft, line = new or old  # type: ignore[misc]
         where = f" ({order.before[-1].where})" if order is not None and order.before else ""
+        said = f"line {line}" if line else "--set draft_weights_gb"
         if side == "new":
-            return f"the draft's {draft:.2f} GB of weights (line {line}) now load before the pool is sized{where}"
-        return f"the draft's {draft:.2f} GB of weights (line {line}) no longer load before the pool is sized{where}"
+            return f"the draft's {draft:.2f} GB of weights ({said}) now load before the pool is sized{where}"
+        return f"the draft's {draft:.2f} GB of weights ({said}) no longer load before the pool is sized{where}"
 
 
 class NotAnInput(ValueError):

@@ -48,6 +48,8 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     lines.append("")
     if result.kv_budget_gb is not None:
         lines.append(f"predicted KV budget: {result.kv_budget_gb:.2f} GB")
+        if result.predicted_tokens is not None:
+            lines.append(f"predicted tokens:    {result.predicted_tokens} (at the log's own bytes per token)")
     if result.observed_kv_gb is not None:
         lines.append(f"observed KV cache:   {result.observed_kv_gb:.2f} GB")
     if result.observed_tokens is not None:
@@ -79,6 +81,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "budget": found.budget,
         "root": found.root,
         "kv_budget_gb": result.kv_budget_gb,
+        "predicted_tokens": result.predicted_tokens,
         "observed_kv_gb": result.observed_kv_gb,
         "observed_tokens": result.observed_tokens,
         "bytes_per_token": result.bytes_per_token,
