@@ -349,6 +349,14 @@ def _needs(values: Iterable[Value]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for v in values if isinstance(v, Unknown) for n in v.needs)) or ("a branch",)
 
 
+def _choose(test: _Lazy, values: Sequence[Value | _Lazy]) -> Value:
+    """The value of the branch *test* takes, once it is read; both merged when the test is undecided."""
+    decided = test.force()
+    if isinstance(decided, Known):
+        return _why(_force(values[0 if decided.value else 1]), decided.why)
+    return _merge(values, decided)
+
+
 def _merge(lazy: Sequence[Value | _Lazy], test: Value) -> Value:
     values = [_force(v) for v in lazy]
     first = values[0]
@@ -1073,6 +1081,19 @@ class Evaluator:
     def _if(self, statement: ast.If, scope: _Scope, top: bool) -> None:
         env = scope.env
         assert env is not None
+        if not top and not any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
+            # no way out of the function in it: its test is worked out only if a name it decides is read
+            test_later = self._later(statement.test, scope)
+            ran = []
+            for body in (statement.body, statement.orelse):
+                inner = _Scope(scope.path, scope.function, scope.cls, scope.line, dict(env), scope.depth)
+                self._run(body, inner, top)
+                ran.append(inner.env or {})
+            for name in {n for b in ran for n in b}:
+                values = [b.get(name, env.get(name, Unknown((name,)))) for b in ran]
+                if not all(v is values[0] for v in values):
+                    env[name] = _Lazy(functools.partial(_choose, test_later, values))
+            return
         test = self.expr(statement.test, scope)
         if isinstance(test, Known):
             scope.decided.extend(test.why)
