@@ -202,3 +202,20 @@ def test_recursion_and_cycles_end(tmp_path: Path) -> None:
     assert isinstance(evaluator.at("f(3)", "loop/m.py", 5), Unknown)
     assert isinstance(evaluator.at("A", "loop/m.py", 1), Unknown)
     assert isinstance(evaluator.at("self.x", "loop/m.py", 9), Unknown)
+
+
+def test_values_too_large_to_follow_are_not_built(tmp_path: Path) -> None:
+    """A module constant the evaluator would have to build huge (a string or list repeated, a power, a shift)
+    is unknown, said so, and costs nothing; a long chain of updates ends unknown, not in a crash."""
+    root = tmp_path / "big"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    chain = "\n".join(["def f(a):", "    x = 1", *["    x += a"] * 5000, "    return x"])
+    (root / "m.py").write_text(
+        "S = 'a' * 10\nT = S * 10 ** 9\nP = 2 ** 10 ** 10\nQ = 3 << 10 ** 9\nR = [0] * 10 ** 12\nOK = 2 ** 10\n" + chain
+    )
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    for name in ("T", "P", "Q", "R"):
+        assert evaluator.at(name, "big/m.py", 1) == Unknown(("a value too large to follow",)), name
+    assert evaluator.at("OK", "big/m.py", 1).value == 1024
+    assert isinstance(evaluator.at("f(2)", "big/m.py", 1), (Known, Unknown))

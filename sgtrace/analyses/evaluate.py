@@ -1297,10 +1297,24 @@ def _apply(function: Callable[[Any, Any], Any], left: Value, right: Value) -> Va
             *(right.needs if isinstance(right, Unknown) else ()),
         ]
         return Unknown(tuple(dict.fromkeys(needs)))
+    if _too_large(function, left.value, right.value):
+        return Unknown(("a value too large to follow",))
     result = function(left.value, right.value)
     if isinstance(result, (str, list, tuple, set, dict)) and len(result) > _MAX_SIZE:
         return Unknown(("a value too large to follow",))
     return Known(result, tuple(dict.fromkeys((*left.why, *right.why))))
+
+
+def _too_large(function: Callable[[Any, Any], Any], left: Any, right: Any) -> bool:
+    """Whether an operation would build a value too large to follow (before it is built)."""
+    sized = (str, bytes, list, tuple)
+    if function is operator.mul:
+        for seq, times in ((left, right), (right, left)):
+            if isinstance(seq, sized) and isinstance(times, int) and len(seq) * max(times, 0) > _MAX_SIZE:
+                return True
+    if function in (operator.pow, operator.lshift) and isinstance(right, int) and not isinstance(right, bool):
+        return abs(right) > 4096 and isinstance(left, int) and abs(left) > 1
+    return False
 
 
 def _and(left: Value, right: Value) -> Value:
