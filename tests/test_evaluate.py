@@ -219,3 +219,52 @@ def test_values_too_large_to_follow_are_not_built(tmp_path: Path) -> None:
         assert evaluator.at(name, "big/m.py", 1) == Unknown(("a value too large to follow",)), name
     assert evaluator.at("OK", "big/m.py", 1).value == 1024
     assert isinstance(evaluator.at("f(2)", "big/m.py", 1), (Known, Unknown))
+
+
+def test_enum_members_and_an_attribute_an_elif_chain_sets(tmp_path: Path) -> None:
+    """``AttentionArch.MLA`` (an ``auto()`` member) equals itself and not its sibling; an attribute that an
+    ``if``/``elif`` chain of one method writes is what that method's flow leaves it for the facts."""
+    root = tmp_path / "arch"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "m.py").write_text(
+        textwrap.dedent("""
+        from enum import Enum, IntEnum, auto
+
+
+        class Arch(IntEnum):
+            MLA = auto()
+            MHA = auto()
+
+
+        class Mode(str, Enum):
+            DECODE = "decode"
+
+
+        class Config:
+            def __init__(self, hf_config):
+                self.hf_config = hf_config
+                if "DeepseekV3ForCausalLM" in self.hf_config.architectures:
+                    self.attention_arch = Arch.MLA
+                elif "MiniCPM3ForCausalLM" in self.hf_config.architectures:
+                    self.attention_arch = Arch.MLA
+                else:
+                    self.attention_arch = Arch.MHA
+
+
+        class Runner:
+            def use_mla(self):
+                return self.model_config.attention_arch == Arch.MLA
+    """)
+    )
+    profile = Profile(frozenset({"hf_config"}))
+    files = discover(str(tmp_path)).files
+    line = next(i for i, text in enumerate((root / "m.py").read_text().splitlines(), 1) if "== Arch.MLA" in text)
+    for architecture, expected in (("DeepseekV3ForCausalLM", True), ("LlamaForCausalLM", False)):
+        model = ModelConfig({"architectures": [architecture]}, False, "the log")
+        found = Evaluator(Code(files), Facts(model=model), profile).at("self.use_mla()", "arch/m.py", line)
+        assert isinstance(found, Known) and found.value is expected, (architecture, found)
+    evaluator = Evaluator(Code(files), Facts(), profile)
+    assert evaluator.at("Mode.DECODE == 'decode'", "arch/m.py", line).value is True  # a str enum is its value
+    assert evaluator.at("Arch.MLA == Arch.MHA", "arch/m.py", line).value is False
+    assert isinstance(evaluator.at("self.model_config.attention_arch", "arch/m.py", line), Unknown)  # no model

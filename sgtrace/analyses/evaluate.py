@@ -95,6 +95,32 @@ def _config(value: dict[str, Any], parent: ModelConfig) -> ModelConfig:
 
 
 @dataclass(frozen=True)
+class ClassRef:
+    """A class of the tree, named in an expression (its attributes are read from its body)."""
+
+    path: str
+    node: ast.ClassDef = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of an enum of the tree: equal to itself, and to its value when the enum mixes in str or int."""
+
+    enum: str
+    name: str
+    value: Any = field(default=None, compare=False)
+    mixed: bool = field(default=False, compare=False)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Member):
+            return (self.enum, self.name) == (other.enum, other.name)
+        return self.mixed and self.value is not None and self.value == other
+
+    def __hash__(self) -> int:
+        return hash((self.enum, self.name))
+
+
+@dataclass(frozen=True)
 class Facts:
     """What the run tells: values by name with their origins, the model's config, environment variables."""
 
@@ -601,6 +627,10 @@ class Evaluator:
         if imported is not None and depth < MAX_DEPTH * 4:
             there, original = imported
             return self._global(original, there, depth + 1)
+        tree = self.code.tree(path)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return Known(ClassRef(path, node), (f"{path}:{node.lineno}",))
         return Unknown((name,))
 
     def _module(self, path: str) -> dict[str, Value | _Lazy]:
@@ -624,13 +654,60 @@ class Evaluator:
         if chain and chain[-1] in self.profile.model_config and self.facts.model is not None:
             return Known(self.facts.model)
         given = self.facts.named(node.attr)
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and scope.env is not None:
+            if f"self.{node.attr}" in scope.env and node.attr not in self.facts.forced:
+                return _force(scope.env[f"self.{node.attr}"])
         if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
             receiver = self.expr(node.value, scope)
+            if isinstance(receiver, Known) and isinstance(receiver.value, ClassRef):
+                return self._class_attribute(receiver.value, node.attr)
             if isinstance(receiver, Known):
                 return _member(receiver, node.attr)
         if given is not None:
             return given
         return self._written(node.attr, chain, scope)
+
+    def _flows(
+        self, writes: list[tuple[str, ast.ClassDef, ast.stmt]], attr: str, scope: _Scope, values: list[Value]
+    ) -> list[tuple[str, ast.ClassDef, ast.stmt]]:
+        """Several writes of *attr* in one method are one value: what the method's flow leaves it (an
+        ``if``/``elif`` chain picks one); that value goes to *values*, the other writes are returned."""
+        by_function: dict[int, list[tuple[str, ast.ClassDef, ast.stmt]]] = {}
+        for write in writes:
+            function, _ = self.code.enclosing(write[0], write[2].lineno)
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and write[2] not in write[1].body:
+                by_function.setdefault(id(function), []).append(write)
+        rest = list(writes)
+        for group in by_function.values():
+            if len(group) < 2:
+                continue
+            path, cls, first = group[0]
+            function, _ = self.code.enclosing(path, first.lineno)
+            assert function is not None
+            end = (getattr(function, "end_lineno", None) or first.lineno) + 1
+            env = self._locals_at(_Scope(path, function, cls, end, None, scope.depth + 1))
+            found = _force(env.get(f"self.{attr}", Unknown((attr,))))
+            values.append(_why(found, (f"{path}:{first.lineno}",)))
+            rest = [w for w in rest if w not in group]
+        return rest
+
+    def _class_attribute(self, ref: ClassRef, name: str) -> Value:
+        """A class attribute of the tree: an enum's member (a literal's value or ``auto()``), or a literal."""
+        enum = any((chain_of(b)[-1:] or [""])[0].endswith(("Enum", "Flag")) for b in ref.node.bases)
+        for item in ref.node.body:
+            if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+                if not any(isinstance(t, ast.Name) and t.id == name for t in _targets(item)):
+                    continue
+                where = (f"{ref.path}:{item.lineno}",)
+                literal = self.node_at(item.value, ref.path, item.lineno)
+                if enum:
+                    value = literal.value if isinstance(literal, Known) else None
+                    mixed = any(
+                        chain_of(b)[-1:] in (["str"], ["int"], ["StrEnum"], ["IntEnum"]) for b in ref.node.bases
+                    )
+                    return Known(Member(ref.node.name, name, value, mixed), where)
+                return _why(literal, where)
+        return Unknown((f"{ref.node.name}.{name}",))
 
     def _written(self, attr: str, chain: Sequence[str], scope: _Scope) -> Value:
         """The value the tree's writes of attribute *attr* agree on (preferring the reading class's own)."""
@@ -672,7 +749,8 @@ class Evaluator:
             writes = named or writes
         if not writes or len(writes) > MAX_WRITES:
             return Unknown((attr,))
-        values = []
+        values: list[Value] = []
+        writes = self._flows(writes, attr, scope, values)
         for path, cls, item in writes:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):  # a property
                 value = self._body(item, path, cls, {}, scope.depth + 1)
@@ -1068,6 +1146,8 @@ class Evaluator:
         for target in _targets(statement):
             if isinstance(target, ast.Name):
                 env[target.id] = value
+            elif isinstance(target, ast.Attribute) and chain_of(target) == ["self", target.attr]:
+                env[f"self.{target.attr}"] = value  # the instance's attribute, as the function's flow sets it
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for i, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
