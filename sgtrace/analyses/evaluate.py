@@ -50,6 +50,8 @@ MAX_PARSED = 150
 MAX_WRITES = 12
 #: How an unknown that the model's config.json decides is named: this prefix, then the key.
 CONFIG_KEY = "config.json:"
+#: The fields of a statement that hold blocks of statements (what the statement-only walks descend into).
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 #: Items a loop or ``any()`` walks at most.
 MAX_ITEMS = 2_000
 
@@ -195,7 +197,7 @@ class Code:
             pending: list[ast.AST] = [tree] if tree is not None else []
             while pending:
                 up = pending.pop()
-                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for name in _BLOCK_FIELDS:
                     for child in getattr(up, name, None) or ():
                         if isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
                             parents[child] = up
@@ -212,11 +214,6 @@ class Code:
                 found = sorted(self.by_module[m].path for m in self._naming(word) if m in self.by_module)
             self._named[word] = found if len(found) <= MAX_FILES else None
         return self._named[word]
-
-    def containing(self, text: str) -> list[str]:
-        """Paths of the files whose bytes hold *text* (every file is read: for words too common to index)."""
-        needle = text.encode()
-        return [path for path, source in self.by_path.items() if needle in _bytes(source)]
 
     def text(self, path: str) -> bytes:
         """The file's bytes (read once; empty past MAX_BYTES)."""
@@ -1113,10 +1110,7 @@ class Evaluator:
         assert scope.env is not None
         parts: list[Sequence[ast.stmt]] = []
         if isinstance(statement, ast.If):
-            test = self.expr(statement.test, scope)
-            parts = [statement.body, statement.orelse]
-            if isinstance(test, Known) or not any(_holds(p, until) for p in parts):
-                pass
+            parts = [statement.body, statement.orelse]  # the read is on that branch: its test need not be known
         elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
             for name in _stored(statement):
                 scope.env[name] = Unknown((name,))
@@ -1258,7 +1252,7 @@ def _statements(body: Sequence[ast.stmt], kind: type | tuple[type, ...]) -> Iter
             statement, kind
         ):
             continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in _BLOCK_FIELDS:
             block = getattr(statement, name, None)
             if isinstance(block, list):
                 pending.extend(b for b in block if isinstance(b, (ast.stmt, ast.ExceptHandler, ast.match_case)))
@@ -1275,7 +1269,7 @@ def _expressions(statement: ast.stmt) -> Iterator[ast.AST]:
         node = pending.pop()
         yield node
         for name, value in ast.iter_fields(node):
-            if name in ("body", "orelse", "finalbody", "handlers", "cases") and isinstance(node, ast.stmt):
+            if name in _BLOCK_FIELDS and isinstance(node, ast.stmt):
                 continue
             if isinstance(value, ast.AST):
                 pending.append(value)

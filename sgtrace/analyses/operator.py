@@ -34,7 +34,7 @@ from sgtrace.analyses.explain import (
 from sgtrace.analyses.figures import card_only
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
-from sgtrace.analyses.order import Order, loads_before_sizing
+from sgtrace.analyses.order import Order, draft_source, loads_before_sizing
 from sgtrace.analyses.profile import SGLANG, EngineProfile
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
@@ -145,8 +145,9 @@ def build(
         known = {**known, AT_SIZING: round(after - draft, 2)}
         assert order is not None
         origins[AT_SIZING] = (
-            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights ({_said(line)}): this"
-            f" release loads the draft before it sizes the pool ({order.before[-1].where})"
+            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights"
+            f" ({draft_source(line)}): this release loads the draft before it sizes the pool"
+            f" ({order.before[-1].where})"
         )
     resolve = resolver(code, sites, known, origins, args, chosen, given)
     reading = Reading(resolve, code.guards)
@@ -186,11 +187,6 @@ def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append((site.path, f"{cls.name}.{function.name}" if cls is not None else function.name))
     return found
-
-
-def _said(line: int) -> str:
-    """Where a figure came from: a line of the log, or --set (line 0)."""
-    return f"line {line}" if line else "--set draft_weights_gb"
 
 
 def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, Any]) -> tuple[float, int] | None:

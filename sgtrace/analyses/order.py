@@ -57,6 +57,11 @@ class Order:
         return len(self.before) >= 2
 
 
+def draft_source(line: int) -> str:
+    """Where the draft's weights figure came from: a line of the log, or ``--set draft_weights_gb`` (line 0)."""
+    return f"line {line}" if line else "--set draft_weights_gb"
+
+
 def loaders(files: Sequence[SourceFile]) -> list[Key]:
     """(path, qualname) of the functions that print the weights-end line (as the run table knows its forms)."""
     literal = by_name("load_end").literal.strip()

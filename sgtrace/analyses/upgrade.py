@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sgtrace.analyses.explain import Explanation
-from sgtrace.analyses.order import Order
+from sgtrace.analyses.order import Order, draft_source
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class PoolChange:
         side, order = ("new", self.new.order) if new is not None else ("old", self.old.order)
         draft, line = new or old  # type: ignore[misc]
         where = f" ({order.before[-1].where})" if order is not None and order.before else ""
-        said = f"line {line}" if line else "--set draft_weights_gb"
+        said = draft_source(line)
         if side == "new":
             return f"the draft's {draft:.2f} GB of weights ({said}) now load before the pool is sized{where}"
         return f"the draft's {draft:.2f} GB of weights ({said}) no longer load before the pool is sized{where}"

@@ -61,8 +61,8 @@ def pool_sentence(old: str, new: str, pool: PoolChange) -> str:
     if before is not None and after is not None:
         change = round(after, 2) - round(before, 2)
         notes.append("same" if abs(change) < 0.005 else f"{change:+.2f} GB")
-    if pool.order_changed():
-        notes.append(pool.order_changed())
+    if order := pool.order_changed():
+        notes.append(order)
     for side, names in ((new, [n.name for n in pool.new_inputs if n.value is not None]), (old, pool.new.left_out)):
         if names:
             given = ", ".join(f"{name} = {value(pool.settings[name])}" for name in names)
