@@ -539,13 +539,16 @@ class _Server:
     max_log_bytes: int | None = None
     model: ModelFacts | None = None
 
-    def given(self, settings: Mapping[str, object], version: str = "") -> Any:
+    def given(self, settings: Mapping[str, object], version: str = "", strict_env: bool = True) -> Any:
+        """What build takes; *strict_env* refuses an --env name the release does not declare (a comparison
+        leaves it out of that release and refuses it when no side declares it: see :func:`_env_read`)."""
         from sgtrace.analyses.inputs import Given
 
         model = self.model or ModelFacts()
         return Given(
-            settings, self.command or "", self.server_info or b"", version, model.config, model.origin, model.env
-        )
+            settings, self.command or "", self.server_info or b"", version, model.config, model.origin, model.env,
+            strict_env,
+        )  # fmt: skip
 
 
 def _explained(
@@ -592,7 +595,7 @@ def _explained(
             left_out = tuple(sorted(set(settings) - known))
             settings = {name: value for name, value in settings.items() if name in known}
         version = _spec_version(target.display) or release_version(list(listing.files))
-        given = server.given(settings, version)
+        given = server.given(settings, version, strict_env=not only_inputs)
         code = Code(listing.files, prepared.index.identifiers.get if prepared.index is not None else None)
         loads = read_paths(traced.graph.graph.get(LOADS))
         result, context = build(
@@ -672,8 +675,16 @@ def diff(
     given = settings or {}
     server = _Server(server_info, command, max_log_bytes, model)
     _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, True, server)
-    new_pool = _explained(query, budget, new, options, log, given, want, True, server)[3]
+    _, _, new_context, new_pool = _explained(query, budget, new, options, log, given, want, True, server)
+    _env_read(context, new_context, "neither release's registry declares it")
     return before, after, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
+
+
+def _env_read(old: Context, new: Context, why: str) -> None:
+    """InputError for an ``--env`` name that no side of a comparison declares (a typo changes nothing)."""
+    unread = sorted(set(old.env_unread) & set(new.env_unread))
+    if unread:
+        raise InputError(f"--env {unread[0]}: {why}")
 
 
 def check(
@@ -722,6 +733,7 @@ def check(
     server = _Server(server_info, command, max_log_bytes, model)
     old_pool = _recorded_pool(sites, recorded, budget, log, given, want, server)
     _, _, context, new_pool = _explained(query, budget, target, options, log, given, want, True, server)
+    _env_read(context, context, "the tree's registry does not declare it")
     return header, current, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
 
 
@@ -742,7 +754,7 @@ def _recorded_pool(
     try:
         runs = read_runs(rewound(log), server.max_log_bytes or DEFAULT_MAX_LOG_BYTES) if log is not None else []
         kept = {name: value for name, value in settings.items() if name in known}
-        given = server.given(kept)
+        given = server.given(kept, strict_env=False)
         result, _ = build((), sites, recorded, budget, runs, kept, want or Want(), None, given)
     except BadInput as exc:
         raise InputError(str(exc)) from exc

@@ -212,3 +212,22 @@ def test_the_predicted_pool_in_tokens_at_the_logs_own_bytes_per_token() -> None:
     assert code == 0 and data["predicted_tokens"] == pytest.approx(159_277, rel=0.001)
     code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(DEEPSEEK_V3))
     assert data["predicted_tokens"] == pytest.approx(8.81 * (1 << 30) / 70_245, rel=0.002)
+
+
+def test_an_env_name_the_release_does_not_declare_is_refused(tmp_path: Path) -> None:
+    """A misspelt --env would change nothing and be answered with confidence: exit 2, one line, did-you-mean.
+    A comparison leaves a name out of the release that lacks it and refuses it when neither declares it."""
+    base = ["--log", str(KIMI_JOURNAL), "--model-config", str(KIMI_K25)]
+    bad = CliRunner().invoke(cli, ["explain", str(releases.release(releases.NEWEST)), *base,
+                                   "--env", "SGLANG_VLM_CACHE_SIZE=0"])  # fmt: skip
+    assert bad.exit_code == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [
+        "sgtrace: error: --env SGLANG_VLM_CACHE_SIZE: no environment variable this release's registry declares"
+        " (did you mean SGLANG_VLM_CACHE_SIZE_MB?)"
+    ]
+    root = releases.release
+    diff = ["diff", str(root(releases.MIDDLE)), str(root(releases.NEWEST)), *base, "--set", "mm_reservation_gb=0"]
+    bad = CliRunner().invoke(cli, [*diff, "--env", "SGLANG_VLM_CACHE_SIZE=0"])
+    assert bad.exit_code == 2 and "--env SGLANG_VLM_CACHE_SIZE: neither release's registry declares it" in bad.stderr
+    good = CliRunner().invoke(cli, [*diff, "--env", "SGLANG_VLM_CACHE_SIZE_MB=0"])
+    assert good.exit_code in (0, 1) and "sgtrace: verdict:" in good.stderr, good.stderr

@@ -951,7 +951,7 @@ class Evaluator:
         """``envs.NAME.get()``: --env's value, else the default its registry declares (None: no registry entry)."""
         if not name.isupper():
             return None
-        declared = self._registry(name)
+        declared = self.registry(name)
         if declared is None:
             return None
         kind, default, where = declared
@@ -962,11 +962,13 @@ class Evaluator:
             return default
         return Known(default, (f"{name} unset: the release's default ({where})",))
 
-    def _registry(self, name: str) -> tuple[str, Any, str] | None:
+    def registry(self, name: str) -> tuple[str, Any, str] | None:
+        """(its kind, its default, ``path:line``) of an environment variable the release's registry declares
+        (``NAME = EnvInt(100)`` in a class body), None if none does."""
         declared = re.compile(rb"^[ \t]+" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=\s*\w", re.M)
         for path in (p for p in self.code.naming(name) or () if declared.search(self.code.text(p))):
             tree = self.code.tree(path)
-            for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
+            for cls in _statements(tree.body, ast.ClassDef) if tree else ():
                 for item in cls.body:
                     if (
                         isinstance(item, (ast.Assign, ast.AnnAssign))

@@ -47,6 +47,9 @@ class Given:
     model_config_origin: str = ""
     #: ``--env NAME=VALUE``: environment variables the release reads.
     env: Mapping[str, str] = field(default_factory=dict)
+    #: Whether an ``--env`` name this release does not declare is refused (else left out, and said in the
+    #: context: a comparison of releases refuses it when neither does).
+    strict_env: bool = True
 
 
 @dataclass(frozen=True)

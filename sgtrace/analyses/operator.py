@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -84,6 +86,8 @@ class Context:
     #: The draft's weights (GB, line) taken out of the memory the pool is sized from, when the release loads the
     #: draft first and the log shows them.
     draft_before: tuple[float, int] | None = None
+    #: ``--env`` names this release's registry does not declare (left out; only when not refused).
+    env_unread: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +153,8 @@ def build(
             f" ({draft_source(line)}): this release loads the draft before it sizes the pool"
             f" ({order.before[-1].where})"
         )
+    env_unread = _unread_env(code, given.env, given.strict_env)
+    given = dataclasses.replace(given, env={k: v for k, v in given.env.items() if k not in env_unread})
     resolve = resolver(code, sites, known, origins, args, chosen, given)
     reading = Reading(resolve, code.guards)
     result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
@@ -174,8 +180,9 @@ def build(
     notes = inputs.notes + ((CARD_NOTE,) if card_only(known) else ()) + _doubts(chosen)
     needed = _needed(sites, budget, known, chosen, reading)
     context = Context(
-        tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed, order, draft_before
-    )
+        tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed, order, draft_before,
+        env_unread,
+    )  # fmt: skip
     return result, context
 
 
@@ -187,6 +194,32 @@ def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append((site.path, f"{cls.name}.{function.name}" if cls is not None else function.name))
     return found
+
+
+def _unread_env(code: Code, env: Mapping[str, str], strict: bool) -> tuple[str, ...]:
+    """The ``--env`` names the release's registry does not declare; with *strict*, BadInput for the first (a typo
+    would change nothing and be answered with confidence), with a did-you-mean among the names its registry
+    files declare."""
+    evaluator = Evaluator(code, Facts())
+    unread = tuple(name for name in sorted(env) if evaluator.registry(name) is None)
+    if unread and strict:
+        raise BadInput(_unknown_env(code, unread[0]))
+    return unread
+
+
+def _unknown_env(code: Code, name: str) -> str:
+    """The message for an ``--env`` name the release does not declare, with a did-you-mean (the class-body
+    names of the files that read the environment: read only on this error's way)."""
+    declared = re.compile(rb"^[ \t]+([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]*)?=\s*[A-Za-z_][\w.]*\(", re.M)
+    names = {
+        m.group(1).decode()
+        for path in code.by_path
+        if b"environ" in (text := code.text(path))
+        for m in declared.finditer(text)
+    }
+    close = difflib.get_close_matches(name, sorted(names), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"--env {name}: no environment variable this release's registry declares{hint}"
 
 
 def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, Any]) -> tuple[float, int] | None:
