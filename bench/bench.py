@@ -25,6 +25,10 @@ of any one process of the command (as ``wait4`` reports it), and whether the goa
 | report cold | <= 1.2x one cold caps |
 | find cold (page_size is the hardest) | <= 6x grep |
 | find warm (issue 11's, kept) | <= 3x grep |
+| history of --old..--release, cold (releases fetched beforehand) | <= 4x one cold caps, <= 600 MiB |
+
+The history row also prints the files of all the releases of the range, how many distinct contents
+they hold, and how many of those the run parsed (the content store's modules and scans after a run).
 
 With ``--baseline``, every row is also timed with that interpreter's sgtrace, the runs alternating
 (new, old, new, old...) so both see the same load; the table gains the old medians and new/old.
@@ -54,14 +58,16 @@ ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
 #: The attribute whose caps are asked after the first's (a cap of the scheduler's, in every release).
 SECOND = "max_running_requests"
 #: Commands measured; trace, caps, the second attribute, diff and report run for the first attribute only.
-COMMANDS = ("find", "trace", "caps", "second", "diff", "report")
+COMMANDS = ("find", "trace", "caps", "second", "diff", "report", "history")
 
 #: (row kind, cache state) -> the largest ratio that meets the goal (to grep, or to a cold caps for diff/report).
 GOALS = {("find", "cold"): 6.0, ("find", "warm"): 3.0, ("trace", "cold"): 20.0, ("trace", "warm"): 3.0,
          ("caps", "cold"): 20.0, ("caps", "warm"): 3.0, ("second", ""): 6.0, ("diff", ""): 1.6,
-         ("report", ""): 1.2}  # fmt: skip
+         ("report", ""): 1.2, ("history", ""): 4.0}  # fmt: skip
 #: The most memory a cold caps may take, MiB.
 CAPS_RSS_GOAL = 300.0
+#: The most memory any one process of a history may take, MiB.
+HISTORY_RSS_GOAL = 600.0
 
 
 @dataclass
@@ -178,6 +184,28 @@ class Bench:
         timings = _time(self.sgtrace("diff", str(self.old), str(self.tree), cache=cache), self.runs, self._empty(cache))
         return Row(f"sgtrace diff {self.old.name} {self.tree.name} (both cold)", "diff", "", timings, "caps")
 
+    def history(self) -> Row:
+        """``history sglang==OLD..NEW`` in a cache holding every release of the range (linked, fetched before)."""
+        from sgtrace.sources import points
+
+        assert self.old is not None
+        span = f"sglang=={_version(self.old)}..{_version(self.tree)}"
+        trees = [release_dir(p.text, cache_dir()) for p in points([span], cache_dir())]
+        cache = self.scratch / "history"
+
+        def fresh() -> None:
+            for number in range(len(self.pythons)):
+                folder = Path(f"{cache}-{number}")
+                shutil.rmtree(folder, ignore_errors=True)
+                (folder / "releases").mkdir(parents=True)
+                (folder / "CACHEDIR.TAG").write_bytes((cache_dir() / "CACHEDIR.TAG").read_bytes())
+                for tree in trees:
+                    shutil.copytree(tree, folder / "releases" / tree.name, copy_function=os.link)
+
+        timings = _time(self.sgtrace("history", span, cache=cache), self.runs, fresh)
+        print(_parsed(trees, Path(f"{cache}-0") / "store"))
+        return Row(f"sgtrace history {span} ({len(trees)} releases, cold)", "history", "", timings, "caps")
+
     def report(self) -> Row:
         cache = self.scratch / "report"
         page = str(self.scratch / "report.html")
@@ -200,6 +228,8 @@ def bench(bench: Bench, attributes: tuple[str, ...], commands: tuple[str, ...]) 
             rows.append(bench.diff())
         if attribute == first and "report" in commands:
             rows.append(bench.report())
+        if attribute == first and "history" in commands and bench.old is not None:
+            rows.append(bench.history())
     return rows
 
 
@@ -208,9 +238,9 @@ def verdict(row: Row, ratio: float, peak: float) -> str:
     most = GOALS.get((row.kind, row.state))
     if most is None:
         return ""
-    memory = (row.kind, row.state) == ("caps", "cold")
-    over = ratio > most or (memory and peak > CAPS_RSS_GOAL)
-    limit = f"<= {most:g}x {row.unit}" + (f", <= {CAPS_RSS_GOAL:.0f} MiB" if memory else "")
+    memory = {("caps", "cold"): CAPS_RSS_GOAL, ("history", ""): HISTORY_RSS_GOAL}.get((row.kind, row.state))
+    over = ratio > most or (memory is not None and peak > memory)
+    limit = f"<= {most:g}x {row.unit}" + (f", <= {memory:.0f} MiB" if memory else "")
     return f"{'over' if over else 'ok'} ({limit})"
 
 
@@ -245,6 +275,37 @@ def table(rows: list[Row], baseline: bool) -> str:
             line += f" {medians[1]:.3f} | {old_ratio:.{digits}f} | {old_cpu:.2f} | {medians[0] / medians[1]:.2f} |"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _version(tree: Path) -> str:
+    """The version of a release's cached tree (``.../sglang-0.5.23`` -> ``0.5.23``)."""
+    return tree.name.partition("-")[2]
+
+
+def _parsed(trees: list[Path], store: Path) -> str:
+    """The files of all the trees, their distinct contents, and what the store holds after a run."""
+    import hashlib
+    import json
+
+    total, distinct = 0, set()
+    for tree in trees:
+        for path in tree.rglob("*.py"):
+            total += 1
+            distinct.add(hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
+    modules = scans = 0
+    for entry in store.rglob("*.json"):
+        try:
+            data = json.loads(entry.read_text()).get("data")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(data, dict) and "outline" in data:
+            modules += 1
+        elif isinstance(data, dict) and "accesses" in data:
+            scans += 1
+    return (
+        f"history: {total:,} files in the {len(trees)} releases, {len(distinct):,} distinct contents; "
+        f"parsed: {modules:,} modules outlined for the slices, {scans:,} files scanned for the attribute"
+    )
 
 
 def _compile_sgtrace(python: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,13 +32,14 @@ from sgtrace.model import (
     TraceQuery,
     TraceResult,
 )
-from sgtrace.sources import Target, resolve
+from sgtrace.sources import Point, Target, resolve
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from sgtrace.analyses.diff import CapDiff
     from sgtrace.analyses.explain import Explanation
+    from sgtrace.analyses.history import Change, History, Stop
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
     from sgtrace.index.chunks import TreeIndex
@@ -57,6 +60,8 @@ __all__ = [
     "explain",
     "find",
     "focus",
+    "history",
+    "history_points",
     "report",
     "resolve_targets",
     "trace",
@@ -561,10 +566,11 @@ def _explained(
     want: Want | None,
     only_inputs: bool = False,
     server: _Server = _Server(),
+    names: bool = False,
 ) -> tuple[CapsResult, Explanation, Context, ReleasePool]:
     """:func:`explain`, and the release's pool record; with *only_inputs*, ``--set`` names that are not
-    inputs of this release are left out (and said in the record) instead of an InputError."""
-    import dataclasses
+    inputs of this release are left out (and said in the record) instead of an InputError, and (unless
+    *names*) the attribute and the budget are not looked for in the tree."""
 
     from sgtrace.analyses.evaluate import Code
     from sgtrace.analyses.explain import where_set
@@ -580,10 +586,12 @@ def _explained(
         listing = _discover(target, options)
         prepared = _prepare(query, target, options, listing, reach=True)
         with _finishing(options, prepared):
-            if not only_inputs:
+            if not only_inputs or names:
                 _written(query, [prepared])
             traced = _traced(prepared, options)
         found = _caps(traced, budget)
+        if names and not found.budget_sites:
+            _known(budget, "--budget", [_tree(prepared)])
         if not only_inputs and (unreached := _reached(budget, query.attribute, [found], [prepared])):
             raise InputError(f"{unreached}: there is no budget formula to evaluate")
         paths = read_paths(traced.graph.graph.get(REACH))
@@ -619,7 +627,6 @@ def _explained(
 
 def _computed_at(graph: object, result: Explanation, settings: Mapping[str, object]) -> dict[str, str]:
     """Where the release's code computes each ``--set`` input its formula reads (``path:line: code``)."""
-    import dataclasses
     import re
 
     from sgtrace.analyses.explain import where_set
@@ -658,7 +665,6 @@ def diff(
     is given to that one. The attribute and the budget are checked as :func:`caps` checks them, against
     both trees: a name that one of them holds is not an error.
     """
-    import dataclasses
 
     from sgtrace.analyses.diff import compare
 
@@ -709,7 +715,6 @@ def check(
     guards alone). A baseline that cannot be read, or that was written for another attribute or budget,
     is an InputError; the names it was written for are not looked for in the tree (a release may drop them).
     """
-    import dataclasses
 
     from sgtrace.analyses.baseline import from_baseline
     from sgtrace.analyses.diff import compare
@@ -768,6 +773,275 @@ def _pool_change(old: ReleasePool, new: ReleasePool, context: Context, settings:
         return pool_change(old, new, context.run, len(context.runs), settings)
     except NotAnInput as exc:
         raise InputError(str(exc)) from exc
+
+
+def history_points(
+    arguments: Sequence[str], cache_dir: Path | None, git: str | None = None, pre: bool = False
+) -> list[Point]:
+    """The releases a history runs through (``name==LOW..HIGH``, ``name==A,B``, paths), or with *git* the
+    revisions given (``LOW..HIGH`` is narrowed to the commits that touch the slice by :func:`history`)."""
+    from sgtrace.cache import default_dir
+    from sgtrace.sources import points
+
+    if git is not None:
+        return [Point(text, text) for text in arguments]
+    try:
+        return points(arguments, cache_dir or default_dir(), pre)
+    except FetchError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def history(
+    query: TraceQuery,
+    budget: str,
+    stops: Sequence[Point],
+    options: RunOptions,
+    log: bytes | str | BinaryIO | None = None,
+    settings: Mapping[str, object] | None = None,
+    want: Want | None = None,
+    *,
+    kinds: Sequence[str] = (),
+    first: bool = False,
+    git: str | None = None,
+    notify: Callable[[str], None] = lambda _: None,
+    jobs: int = 4,
+    lanes: int | None = None,
+    server_info: bytes | str | None = None,
+    command: str | None = None,
+    max_log_bytes: int | None = None,
+    model: ModelFacts | None = None,
+) -> History:
+    """The caps, formula and (with *log* or *settings*) the start-up's pool on each stop, oldest first, and
+    what each step changed; with *first*, only the stops a binary search needs to find the first that
+    differs from the first one in *kinds*. A stop that cannot be fetched or analysed is a stop that says
+    why; with *git*, a ``LOW..HIGH`` stop is the first-parent commits that touch a file of the slice.
+    """
+    from sgtrace.analyses.history import FirstChange, History, first_change, searched, watched
+    from sgtrace.index.findpass import spare_cpus
+
+    reader = _Stops(query, budget, options, log, settings or {}, want, _Server(server_info, command, max_log_bytes,
+                    model), git, notify)  # fmt: skip
+    points = reader.expand(stops)
+    if len(points) < 2:
+        raise InputError(f"a history needs two releases or more; {len(points)} given")
+    found = watched(kinds, reader.startup)
+    if not first:
+        reader.fetch_all(points, jobs)
+        read = reader.read_all(points, lanes if lanes is not None else min(2, spare_cpus()))
+        reader.require(read)
+        return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
+    read = [reader.said(point) for point in points]
+    read[0] = reader.read(0, points[0])
+    reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
+
+    looked_for = searched(kinds, reader.startup)
+
+    def differs(index: int) -> bool | None:
+        read[index] = reader.read(index, points[index])
+        if not read[index].read:
+            return None
+        return reader.change(read, 0, index, looked_for).changes
+
+    index, before = first_change(len(points), differs)  # a --set name of unread releases only is not an error
+    changes = reader.changes(read, found)
+    first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
+    return History(query.attribute, budget, tuple(read), changes, found, first_found)
+
+
+class _Stops:
+    """Reads the stops of a history: each fetched once (several at a time), sliced and evaluated once."""
+
+    def __init__(
+        self,
+        query: TraceQuery,
+        budget: str,
+        options: RunOptions,
+        log: bytes | str | BinaryIO | None,
+        settings: Mapping[str, object],
+        want: Want | None,
+        server: _Server,
+        git: str | None,
+        notify: Callable[[str], None],
+    ) -> None:
+        self.query, self.budget, self.options, self.log, self.settings = query, budget, options, log, settings
+        self.want, self.server, self.git, self.notify = want, server, git, notify
+        #: Whether a start-up is evaluated on each stop.
+        self.startup = log is not None or bool(settings)
+        #: A stop's text -> its tree, or why it could not be fetched.
+        self.targets: dict[str, Target | str] = {}
+        #: A stop's index -> (the start-up's number, how many the log has, the --env names its release does
+        #: not read), when a start-up was evaluated.
+        self.seen: dict[int, tuple[int, int, tuple[str, ...]]] = {}
+        #: A commit -> its subject line.
+        self.subjects: dict[str, str] = {}
+
+    def expand(self, stops: Sequence[Point]) -> list[Point]:
+        """The stops, a git ``LOW..HIGH`` replaced by the first-parent commits that touch the slice."""
+        if self.git is None:
+            return list(stops)
+        from sgtrace.fetch import first_parent, tags
+
+        tagged = tags(self.git)
+        found: list[Point] = []
+        for point in stops:
+            low, dots, high = point.text.partition("..")
+            try:
+                commits = first_parent(self.git, low, high, self._paths(low, high)) if dots else [(point.text, "")]
+            except FetchError as exc:
+                raise InputError(str(exc)) from exc
+            for sha, subject in commits:
+                self.subjects[sha] = subject
+                found.append(Point(sha, sha[:10] if dots else point.text, tagged.get(sha, ())))
+        return found
+
+    def _paths(self, low: str, high: str) -> list[str]:
+        """The repository's paths of the files the slice reads at either end (the graph's files)."""
+        from sgtrace.fetch import files_at
+
+        assert self.git is not None
+        wanted: set[str] = set()
+        for revision in (low, high):
+            target = self._fetch(Point(revision, revision))
+            if isinstance(target, str):
+                raise InputError(target)
+            prepared = _prepare(self.query, target, self.options, None)
+            with _finishing(self.options, prepared):
+                graph = _traced(prepared, self.options).graph
+            wanted |= {point.path for point in graph.nodes if getattr(point, "path", "")}
+        present = set(files_at(self.git, low)) | set(files_at(self.git, high))
+        return sorted(path for path in present if any(path == w or path.endswith("/" + w) for w in wanted))
+
+    def fetch_all(self, points: Sequence[Point], jobs: int) -> None:
+        """Fetch every stop not fetched yet, *jobs* at a time, saying each one on notify."""
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        wanted = [p for p in dict.fromkeys(points) if p.text not in self.targets]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(self._fetch, point): point for point in wanted}
+            for done, future in enumerate(as_completed(futures), 1):
+                target = future.result()
+                state = "not fetched" if isinstance(target, str) else "ready"
+                self.notify(f"{futures[future].label}: {state} ({done} of {len(wanted)})")
+
+    def _fetch(self, point: Point) -> Target | str:
+        from sgtrace.cache import default_dir
+
+        if point.text not in self.targets:
+            try:
+                fetch_dir = self.options.cache_dir or default_dir()
+                target = resolve(point.text, fetch_dir, self.git, self.options.limits, sample=False)
+                exists = Path(target.path).exists()
+                self.targets[point.text] = target if exists else f"no such file or directory: {target.display}"
+            except FetchError as exc:
+                self.targets[point.text] = str(exc)
+        return self.targets[point.text]
+
+    def read_all(self, points: Sequence[Point], lanes: int) -> list[Stop]:
+        """Every stop, read in forked children (*lanes* at a time, from both ends: see :mod:`sgtrace.forked`),
+        or here, one after the other, when there is one lane."""
+        from sgtrace.forked import can_fork, from_both_ends
+
+        if lanes < 2 or not can_fork():
+            return [self.read(index, point) for index, point in enumerate(points)]
+        read: dict[int, Stop] = {}
+        # in a child: its tree read inline (the lanes use the cores), and no progress bar of its own
+        alone = dataclasses.replace(self.options, jobs=1, progress=None)
+
+        def done(index: int, answer: tuple[Stop, tuple[int, int, tuple[str, ...]] | None] | None, why: str) -> None:
+            if answer is None:
+                read[index] = self.said(points[index], f"cannot be analysed: {why}")
+            else:
+                read[index], seen = answer
+                if seen is not None:
+                    self.seen[index] = seen
+            self.notify(f"{points[index].label}: read ({len(read)} of {len(points)})")
+
+        from_both_ends(range(len(points)), lambda index: self._analysed(points[index], alone), lanes, done)
+        return [read[index] for index in range(len(points))]
+
+    def read(self, index: int, point: Point) -> Stop:
+        """The stop, fetched (if it was not) and analysed here; a stop that says why when it cannot be."""
+        self.notify(f"{point.label}: reading")
+        gc.collect()  # what the stop before left (the CLI collects cycles rarely: see cli.main)
+        stop, seen = self._analysed(point, self.options)
+        if seen is not None:
+            self.seen[index] = seen
+        return stop
+
+    def said(self, point: Point, error: str = "") -> Stop:
+        from sgtrace.analyses.history import Stop
+
+        return Stop(point.label, point.text, error=error, tags=point.tags, subject=self.subjects.get(point.text, ""))
+
+    def _analysed(self, point: Point, options: RunOptions) -> tuple[Stop, tuple[int, int, tuple[str, ...]] | None]:
+        """The stop analysed with *options*, and (the start-up's number, how many the log has, the ``--env``
+        names the release does not read) when a start-up was evaluated."""
+        from sgtrace.analyses.history import formula
+
+        said = self.said(point)
+        target = self._fetch(point)
+        if isinstance(target, str):
+            return dataclasses.replace(said, error=target), None
+        seen = None
+        try:
+            if self.startup:
+                server, log = self.server, self.log
+                found, _, context, pool = _explained(
+                    self.query, self.budget, target, options, log, self.settings, self.want, True, server, names=True
+                )
+                seen = (context.run, len(context.runs), tuple(context.env_unread))
+            else:
+                prepared = _prepare(self.query, target, options, None)
+                with _finishing(options, prepared):
+                    _written(self.query, [prepared])
+                    found, pool = _caps_of(prepared, self.budget, options), None
+                if not found.budget_sites:
+                    _known(self.budget, "--budget", [_tree(prepared)])
+        except (InputError, NotWritten) as exc:
+            return dataclasses.replace(said, error=str(exc)), None
+        return dataclasses.replace(said, caps=found, pool=pool, formula=formula(found, self.budget)), seen
+
+    def require(self, read: Sequence[Stop], inputs: bool = True) -> None:
+        """An InputError when no stop could be read (the first one's reason), or (with *inputs*) for a
+        ``--set`` or ``--env`` name that no read stop takes."""
+        done = [stop for stop in read if stop.read]
+        if not done:
+            raise InputError(next((stop.error for stop in read if stop.error), "no release could be read"))
+        if not inputs:
+            return
+        pools = [stop.pool for stop in done if stop.pool is not None]
+        if pools and (nowhere := sorted(set.intersection(*(set(p.left_out) for p in pools)))):
+            raise InputError(f"--set {nowhere[0]}: not an input of any release's formula, caps or ServerArgs")
+        seen = list(self.seen.values())
+        if seen and (unread := sorted(set.intersection(*(set(s[2]) for s in seen)))):
+            raise InputError(f"--env {unread[0]}: no release's registry declares it")
+
+    def change(self, read: Sequence[Stop], old: int, new: int, kinds: Sequence[str]) -> Change:
+        """The step from ``read[old]`` to ``read[new]`` (both read), as ``diff`` finds it."""
+        from sgtrace.analyses.diff import compare
+        from sgtrace.analyses.history import change
+        from sgtrace.analyses.upgrade import pool_change
+
+        before, after = read[old], read[new]
+        assert before.caps is not None and after.caps is not None
+        found = compare(
+            before.caps.caps, after.caps.caps, before.caps.budget_sites, after.caps.budget_sites,
+            self.query.attribute, self.budget, after.caps.errors,
+        )  # fmt: skip
+        if before.pool is not None and after.pool is not None and old in self.seen:
+            run, runs, _ = self.seen[old]
+            neither = set(before.pool.left_out) & set(after.pool.left_out)
+            given = {name: value for name, value in self.settings.items() if name not in neither}
+            old_pool = dataclasses.replace(before.pool, left_out=tuple(n for n in before.pool.left_out if n in given))
+            new_pool = dataclasses.replace(after.pool, left_out=tuple(n for n in after.pool.left_out if n in given))
+            pooled = pool_change(old_pool, new_pool, run, runs, given)
+            found = dataclasses.replace(found, pool=pooled)
+        return change(tuple(read), old, new, found, kinds)
+
+    def changes(self, read: Sequence[Stop], kinds: Sequence[str]) -> tuple[Change, ...]:
+        """The steps between consecutive read stops."""
+        done = [index for index, stop in enumerate(read) if stop.read]
+        return tuple(self.change(read, old, new, kinds) for old, new in zip(done, done[1:], strict=False))
 
 
 def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> TraceResult:

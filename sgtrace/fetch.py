@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -183,6 +184,12 @@ def _every_version(name: str, scratch: Path) -> list[str]:
     return pip_versions(_run(command, scratch).stderr.decode("utf-8", "replace")) or []
 
 
+def every_version(name: str, cache_dir: Path) -> list[str]:
+    """The versions the registry lists of *name* (wheels' and sdists'), as pip lists them; [] when none."""
+    with tempfile.TemporaryDirectory(prefix=".versions-", dir=_ensure(cache_dir)) as scratch:
+        return _every_version(name, Path(scratch))
+
+
 def _not_offered(name: str, version: str, wheels: list[str], everything: list[str]) -> FetchError:
     """Why the registry has no wheel of *name* *version*: no such package, an sdist only, or no such version."""
     spec = f"{name}=={version}"
@@ -298,7 +305,7 @@ def git_tree(repository: str, revision: str, cache_dir: Path, limits: Limits = L
     Read as git's raw objects (``ls-tree``, ``cat-file --batch``): no filter, attribute, hook or other
     program a repository's configuration names is run (``git archive`` would run a ``smudge`` filter).
     """
-    sha = _git(repository, "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}").decode().strip()
+    sha = _commit(repository, revision)
     final = _entry(cache_dir, f"git-{sha}-{_GIT_LAYOUT}")
     if final.is_dir():
         return final
@@ -378,3 +385,47 @@ def _git(repository: str, *arguments: str, feed: bytes | None = None) -> bytes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise FetchError(f"git {arguments[0]} failed in {repository}: {message[-1] if message else proc.returncode}")
     return proc.stdout
+
+
+def first_parent(repository: str, low: str, high: str, paths: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(commit, subject) of *low* and of each first-parent commit after it up to *high*, oldest first;
+    with *paths*, only the commits that touch one of them (*low* always)."""
+    start, end = _commit(repository, low), _commit(repository, high)
+    listed = _git(
+        repository, "log", "--first-parent", "--reverse", "--no-color", "--format=%H %s", f"{start}..{end}",
+        "--", *paths,
+    ).decode("utf-8", "replace")  # fmt: skip
+    subject = _git(repository, "log", "-1", "--no-color", "--format=%s", start).decode("utf-8", "replace").strip()
+    found = [(start, subject)]
+    for line in listed.splitlines():
+        sha, _, text = line.partition(" ")
+        if sha and sha != start:
+            found.append((sha, text))
+    return found
+
+
+def _commit(repository: str, revision: str) -> str:
+    """The commit *revision* names in *repository*; a FetchError that names it when there is none."""
+    try:
+        return _git(repository, "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}").decode().strip()
+    except FetchError as exc:
+        raise FetchError(f"no commit {revision} in {repository} ({exc})") from None
+
+
+def tags(repository: str) -> dict[str, tuple[str, ...]]:
+    """commit -> the tags that point at it (annotated tags by the commit they tag)."""
+    found: dict[str, list[str]] = {}
+    listed = _git(repository, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:short)", "refs/tags")
+    for line in listed.decode("utf-8", "replace").splitlines():
+        fields = line.split()
+        if len(fields) == 3:
+            found.setdefault(fields[1], []).append(fields[2])
+        elif len(fields) == 2:
+            found.setdefault(fields[0], []).append(fields[1])
+    return {sha: tuple(sorted(names)) for sha, names in found.items()}
+
+
+def files_at(repository: str, revision: str) -> list[str]:
+    """The paths of the files of *revision*, relative to the repository's top."""
+    listed = _git(repository, "ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", revision)
+    return [os.fsdecode(name) for name in listed.split(b"\0") if name]

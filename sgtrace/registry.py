@@ -79,3 +79,23 @@ def spec_hint(text: str) -> str:
     if match is None:
         return ""
     return f"{match['name']}=={match['version'].lstrip('v')}"
+
+
+def is_pre(version: str) -> bool:
+    """Whether *version* is a pre-release or a development release (``0.5.0rc1``, ``1.0.dev3``)."""
+    match = _VERSION.match(version.strip())
+    return match is not None and (match.group(2) is not None or match.group(5) is not None)
+
+
+def between(versions: Iterable[str], low: str, high: str, pre: bool = False) -> list[str]:
+    """The versions from *low* to *high*, both included, oldest first (pre-releases only with *pre*, or
+    when an end is one); a version spelt twice (``0.5.9``, ``0.5.9.0``) once."""
+    first, last = version_key(low), version_key(high)
+    if first > last:
+        first, last = last, first
+    kept: dict[tuple[object, ...], str] = {}
+    for version in versions:
+        key = version_key(version)
+        if first <= key <= last and (pre or not is_pre(version) or key in (first, last)):
+            kept.setdefault(key, version)
+    return [kept[key] for key in sorted(kept)]

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from sgtrace.discover import printable
-from sgtrace.fetch import FetchError, NoSuchPackage, git_tree, installed_package, is_spec, release_dir, wheel_dir
+from sgtrace.fetch import (
+    SPEC,
+    FetchError,
+    NoSuchPackage,
+    every_version,
+    git_tree,
+    installed_package,
+    is_spec,
+    release_dir,
+    wheel_dir,
+)
 from sgtrace.model import Limits
-from sgtrace.registry import spec_hint
+from sgtrace.registry import between, spec_hint
 
 #: The package analysed when no path is given, if it is installed.
 DEFAULT_PACKAGE = "sglang"
@@ -80,3 +92,63 @@ def _default(sample_allowed: bool = True) -> Target:
         "<sample>",
         f"{DEFAULT_PACKAGE} is not installed; analysing the sample tree shipped with sgtrace ({sample})",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One release, tree or commit of a history, named but not fetched yet."""
+
+    #: What :func:`resolve` takes: a spec, a path, a wheel, or a revision of the checkout.
+    text: str
+    #: How a row names it: the version, the path, or a short commit.
+    label: str
+    #: The git tags on the commit.
+    tags: tuple[str, ...] = ()
+
+
+def points(arguments: Sequence[str], cache_dir: Path, pre: bool = False) -> list[Point]:
+    """The releases or trees a history runs through, oldest first as given.
+
+    ``name==LOW..HIGH`` is every version the registry has between them (post-releases included,
+    pre-releases with *pre* or when an end is one); ``name==A,B,C`` those versions; any other argument one
+    tree (a path, a wheel, a spec). A range the registry cannot list, or that holds no version, is a
+    FetchError.
+    """
+    found: list[Point] = []
+    for argument in arguments:
+        match = _SPAN.match(argument)
+        if match is None:
+            found.append(Point(argument, _label(argument)))
+            continue
+        name, versions = match["name"], match["versions"]
+        if ".." in versions:
+            low, _, high = versions.partition("..")
+            listed = between(_listed(name, cache_dir), low, high, pre)
+            if not listed:
+                raise FetchError(f"{argument}: the registry has no version of {name} from {low} to {high}")
+        else:
+            listed = [v.strip() for v in versions.split(",") if v.strip()]
+        found += [Point(f"{name}=={version}", version) for version in listed]
+    return found
+
+
+#: ``name==LOW..HIGH`` or ``name==A,B,...``: a span of releases rather than one.
+_SPAN = re.compile(
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<versions>[A-Za-z0-9.+!_-]+(?:\.\.[A-Za-z0-9.+!_-]+|(?:,[A-Za-z0-9.+!_-]+)+))$"
+)
+
+
+def _label(argument: str) -> str:
+    """How a row names one tree: a spec's version, a path's last part (``~/src/sglang-0.5.9/`` -> ``sglang-0.5.9``)."""
+    spec = SPEC.match(argument)
+    if spec is not None and not os.path.exists(argument):
+        return spec["version"]
+    return printable(Path(argument).name or argument)
+
+
+def _listed(name: str, cache_dir: Path) -> list[str]:
+    """Every version the registry lists of *name*; a FetchError when it lists none."""
+    versions = every_version(name, cache_dir)
+    if not versions:
+        raise FetchError(f"the registry lists no version of {name} (is it reachable, and is the name right?)")
+    return versions

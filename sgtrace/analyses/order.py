@@ -104,7 +104,9 @@ def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | Non
     for key in dict.fromkeys(functions):
         found = ways.up(key, ())
         if found:
-            first = min(found, key=lambda way: (way.root, way.lines))  # what runs first, from the first entry
+            # what runs first, from the first entry that is the program's (a benchmark's or an example's
+            # way in builds the same workers, and is not the place to name)
+            first = min(found, key=lambda way: (_aside(way.root[0]), way.root, way.lines))
             return Order(tuple(first.loads), f"{key[0]}:{key[1]}")
     return None
 
@@ -212,6 +214,15 @@ class _Factories:
 MAX_FACTORY_DEPTH = 3
 #: Functions of one name read as a factory (a name defined more often is not followed).
 MAX_FACTORIES = 4
+
+
+#: Folders whose code drives the program from the side (benchmarks, examples, scripts), not its own way in.
+_ASIDE = frozenset({"bench", "benchmark", "benchmarks", "example", "examples", "script", "scripts", "tools"})
+
+
+def _aside(path: str) -> bool:
+    """Whether *path* is in a benchmark's, an example's or a script's folder."""
+    return not _ASIDE.isdisjoint(path.split("/")[:-1])
 
 
 def _function(code: Code, path: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

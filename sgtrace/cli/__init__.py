@@ -19,6 +19,7 @@ from sgtrace.cli import (  # noqa: F401  (registers the commands)
     find_cmd,
     gate_cmds,
     graph_cmds,
+    history_cmd,
     report_cmd,
 )
 from sgtrace.cli.base import MAX_DEPTH, _warn, cli

@@ -120,6 +120,7 @@ def cli(ctx: click.Context) -> None:
       sgtrace caps sglang==0.5.9
       sgtrace explain sglang==0.5.9 --log server.log
       sgtrace diff sglang==0.5.9 sglang==0.5.23
+      sgtrace history sglang==0.5.9..0.5.23 --log server.log
 
     \b
     Defaults for any long option can be set in a [tool.sgtrace] table of the

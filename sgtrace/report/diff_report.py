@@ -15,7 +15,12 @@ from sgtrace.report import sarif
 
 def render_json(old: str, new: str, result: CapDiff, verdict: Verdict) -> str:
     """``{"old","new","verdict","kv_budget_gb","added","removed","changed","moved","unreadable",...}``."""
-    payload: dict[str, Any] = {
+    return json.dumps(payload(old, new, result, verdict), indent=2, ensure_ascii=False) + "\n"
+
+
+def payload(old: str, new: str, result: CapDiff, verdict: Verdict) -> dict[str, Any]:
+    """What :func:`render_json` writes, as a dictionary (a history's steps are these)."""
+    found: dict[str, Any] = {
         "old": old,
         "new": new,
         "verdict": {
@@ -42,8 +47,8 @@ def render_json(old: str, new: str, result: CapDiff, verdict: Verdict) -> str:
         ),
     }
     if result.pool is not None:
-        payload.update(_pool(result.pool))
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+        found.update(_pool(result.pool))
+    return found
 
 
 def _pool(pool: PoolChange) -> dict[str, Any]:
