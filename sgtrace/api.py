@@ -1093,6 +1093,8 @@ class ReportResult:
     old: Target | None
     #: Log line number -> its text, for the lines the page cites.
     log_lines: dict[int, str]
+    #: The history of the releases given with ``--history``, and how they were named.
+    history: tuple[History, str] | None = None
 
 
 def report(
@@ -1110,12 +1112,16 @@ def report(
     max_log_bytes: int | None = None,
     model: ModelFacts | None = None,
     sliced: Callable[[nx.DiGraph], None] | None = None,
+    history_of: Sequence[str] = (),
+    notify: Callable[[str], None] = lambda _: None,
 ) -> ReportResult:
     """Everything the report shows: the slice and its focus, the caps, ``explain`` with a log or settings, ``diff``.
 
     ``explain`` reads the slice from the cache that ``trace`` filled (with ``--no-cache`` it is built twice).
-    *sliced* is called with the whole slice as soon as its nodes and edges are final (the page may start
-    laying it out while the way in, the caps and the rest are worked out).
+    *history_of* names releases (as :func:`history_points` takes them) whose history the page shows, with the
+    same start-up; *notify* is told its progress. *sliced* is called with the whole slice as soon as its nodes
+    and edges are final (the page may start laying it out while the way in, the caps and the rest are worked
+    out).
     """
     from sgtrace.analyses.focus import focus as view
 
@@ -1132,7 +1138,14 @@ def report(
     if against is not None:
         compared = diff(query, budget, against, target, options, log, settings, want, **server)
     lines = _cited_lines(log, explained[1]) if log is not None and explained is not None else {}
-    return ReportResult(target, found, traced, shown, explained, compared, against, lines)
+    walked = None
+    if history_of:
+        points = history_points(history_of, options.cache_dir)
+        walked = (
+            history(query, budget, points, options, log, settings, want, notify=notify, **server),
+            " ".join(history_of),
+        )
+    return ReportResult(target, found, traced, shown, explained, compared, against, lines, walked)
 
 
 def _cited_lines(log: bytes | BinaryIO, context: Context) -> dict[int, str]:

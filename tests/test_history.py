@@ -218,3 +218,17 @@ def test_git_history_follows_the_commits_that_touch_the_slice(tmp_path: Path) ->
     assert f"first change (pool): {reserve[:10]} (v2), the step from " in out
     code, _, err = _history("--git", str(repo), "v1..nosuch", "--cache-dir", cache)
     assert code == 2 and "nosuch" in err
+
+
+def test_the_report_shows_the_history_as_a_chart_and_the_steps(tmp_path: Path) -> None:
+    old, new = _tree(tmp_path / "v1"), _tree(tmp_path / "v2", reserve=" - 1")
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", str(new), "--history", str(old), "--history", str(new), *FIGURES,
+                                      "--no-cache", "-o", str(page)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index('<section id="history">') : text.index("</section>", text.index('id="history"'))]
+    assert section.count("<circle") == 2 and section.count('class="release marked"') == 1
+    assert ">12.00 GB</text>" in section and ">11.00 GB</text>" in section  # each value where it changes
+    assert "v1 → v2" in section and "pool -1.00 GB; formula changed" in section
+    assert '<a href="#history">history</a>' in text

@@ -23,7 +23,7 @@ from sgtrace.sources import Target
 from tests import releases
 from tests.browser import Browser
 from tests.test_report import JOURNAL, Elements
-from tests.test_report_browser import offline, screenshot
+from tests.test_report_browser import SCREENSHOTS, offline, screenshot
 
 pytestmark = pytest.mark.release
 #: A few MB at most for the newest release (the issue's bound).
@@ -114,6 +114,31 @@ def test_upgrade_from_0_5_9_to_0_5_23(tmp_path: Path) -> None:
         offline(browser, page_path)
         assert browser.evaluate("document.querySelectorAll('#focus-frame [data-node]').length") <= 60
         screenshot(browser, f"report-{releases.NEWEST}-against-{releases.MIDDLE}.png")
+
+
+def test_history_section_on_the_releases_from_0_5_9(tmp_path: Path) -> None:
+    """--history: the pool on each release as a chart (the draft's weights taken from 0.5.19 on), the steps listed."""
+    versions = (releases.MIDDLE, "0.5.19", releases.NEWEST)
+    span = "sglang==" + ",".join(versions)
+    page_path, page = _report(tmp_path, releases.NEWEST, "--history", span, "--set", "mm_reservation_gb=0",
+                              versions=versions[:-1])  # fmt: skip
+    section = page[page.index('<section id="history">') :]
+    assert section.count("<circle") == 3 and ">10.43 GB</text>" in section and ">9.50 GB</text>" in section
+    assert "now load before the pool is sized (sglang/srt/managers/scheduler.py:" in section
+    with Browser(1200, 700) as browser:
+        browser.open(page_path)
+        offline(browser, page_path)
+        box = browser.evaluate(
+            "(() => { const r = document.querySelector('svg.history-chart').getBoundingClientRect();"
+            " return [r.width, r.height]; })()"
+        )
+        assert box[0] > 600 and box[1] > 100, box  # drawn, at a readable size
+        marked = browser.evaluate("document.querySelectorAll('svg.history-chart .marked circle').length")
+        assert marked >= 1
+        browser.evaluate("document.getElementById('history').scrollIntoView()")
+        shot = SCREENSHOTS / f"report-history-{releases.MIDDLE}-{releases.NEWEST}.png"
+        browser.screenshot(shot, full=False)  # the section, as a person scrolled to it sees it
+        assert shot.stat().st_size > 10_000
 
 
 def test_the_page_is_the_same_bytes_in_every_process(tmp_path: Path) -> None:

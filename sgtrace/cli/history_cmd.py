@@ -104,7 +104,7 @@ def history(
 
     attribute, stops = _attribute_and_stops(words, attribute, repository)
     values = _settings(settings, budget)
-    progress = _Progress()
+    progress = HistoryProgress()
 
     def run() -> Any:
         options = _run_options(flags)
@@ -146,7 +146,7 @@ def _attribute_and_stops(words: tuple[str, ...], attribute: str, repository: str
     return first, rest
 
 
-class _Progress:
+class HistoryProgress:
     """What a history is doing, on stderr once it has run a few seconds: one line rewritten on a terminal,
     plain lines otherwise."""
 

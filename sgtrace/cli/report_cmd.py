@@ -24,6 +24,7 @@ from sgtrace.cli.base import (
     cli,
 )
 from sgtrace.cli.constraints import constraints
+from sgtrace.cli.history_cmd import HistoryProgress
 from sgtrace.cli.output import emit, output_path, write_file
 from sgtrace.model import ExitCode
 
@@ -32,14 +33,16 @@ Examples:
   sgtrace report sglang==0.5.9 --log server.log -o r.html     # open r.html in a browser
   journalctl -u sglang | sgtrace report sglang==0.5.9 --log - -o r.html
   sgtrace report sglang==0.5.23 --against sglang==0.5.9 --log server.log
+  sgtrace report sglang==0.5.23 --history sglang==0.5.9..0.5.23 --log server.log
   sgtrace report . --set mem_fraction_static=0.88 --set avail_before_weights_gb=94.04 -o -
 
 \b
 The page is one file with everything inline (no network when it is viewed):
 the answer of explain (with --log or --set), the ledger as a chart, the caps
 with their status for the run, the graph from the knobs to the pool's readers
-(click a node for its code; the whole slice with search, zoom and pan), and
-with --against the changes of diff.
+(click a node for its code; the whole slice with search, zoom and pan),
+with --against the changes of diff, and with --history the pool release by
+release as a chart, with the steps that change it.
 Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
 """
 
@@ -51,6 +54,8 @@ Exit codes: 0 written, 1 ATTR never written (no page), 2 usage or input error.
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Explain start-up N (1 = the oldest).")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Supply or override an input.")
 @click.option("--against", metavar="OLD", help="A PATH or SPEC to compare with (the upgrade section).")
+@click.option("--history", "history_of", multiple=True, metavar="RANGE",
+              help="Releases whose history the page shows (name==LOW..HIGH, name==A,B, a tree), same run.")  # fmt: skip
 @click.option(
     "-o",
     "--output",
@@ -69,6 +74,7 @@ def report(
     run_index: int | None,
     settings: Sequence[str],
     against: str | None,
+    history_of: tuple[str, ...],
     output: str,
     server: ServerFlags,
     attribute: str,
@@ -91,8 +97,9 @@ def report(
         old = api.resolve_targets([against], options.cache_dir, _warn, None, options.limits)[0] if against else None
         query = _query(attribute, max_nodes, strict_types)
         return api.report(
-            query, budget, tree, options, log, values, Want(run_index), old, **server.keywords(), sliced=ahead.start
-        )
+            query, budget, tree, options, log, values, Want(run_index), old, **server.keywords(), sliced=ahead.start,
+            history_of=history_of, notify=HistoryProgress(),
+        )  # fmt: skip
 
     try:
         result = _guarded(flags.debug, run)

@@ -43,7 +43,7 @@ def render_markdown(history: History, span: str) -> str:
     for change in history.changes:
         if change.changes:
             old, new = history.stops[change.old].label, history.stops[change.new].label
-            lines += ["", f"<details><summary>{old} → {new}: {_summary(change)}</summary>", "", "```"]
+            lines += ["", f"<details><summary>{old} → {new}: {change_summary(change)}</summary>", "", "```"]
             lines += [*_step(history, change)[1:], "```", "", "</details>"]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -61,7 +61,7 @@ def render_json(history: History, span: str) -> str:
             {
                 "changes": change.changes,
                 **payload(
-                    _label(history.stops[change.old]), _label(history.stops[change.new]), change.diff, change.verdict
+                    label(history.stops[change.old]), label(history.stops[change.new]), change.diff, change.verdict
                 ),
             }
             for change in history.changes
@@ -72,8 +72,8 @@ def render_json(history: History, span: str) -> str:
         first = history.first
         found["first_change"] = {
             "kinds": list(first.kinds),
-            "release": _label(history.stops[first.index]) if first.index is not None else None,
-            "after": _label(history.stops[first.before]),
+            "release": label(history.stops[first.index]) if first.index is not None else None,
+            "after": label(history.stops[first.before]),
             "read": first.read,
             "of": len(history.stops),
         }
@@ -96,7 +96,7 @@ def verdict_line(history: History) -> str:
 
 def _heading(history: History, span: str) -> list[str]:
     stops = history.stops
-    first, last = _label(stops[0]), _label(stops[-1])
+    first, last = label(stops[0]), label(stops[-1])
     lines = [f"the history of .{history.attribute} below the {history.budget} budget: {len(stops)} stops, "
              f"{first} to {last} ({span})"]  # fmt: skip
     pooled = next((c.diff.pool for c in history.changes if c.diff.pool is not None), None)
@@ -118,7 +118,7 @@ def _rows(history: History, text: bool) -> list[list[str]]:
     for index, stop in enumerate(history.stops):
         change = marked.get(index)
         mark = "*" if change is not None and change.changes else ""
-        name = _label(stop) if text else f"`{_label(stop)}`"
+        name = label(stop) if text else f"`{label(stop)}`"
         if not stop.read:
             why = f"not read: {_short(stop.error)}" if stop.error else "not read (not needed)"
             rows.append([mark, name, "", "", *([""] if pooled else []), why])
@@ -127,11 +127,11 @@ def _rows(history: History, text: bool) -> list[list[str]]:
         steps = len(stop.formula)
         formula = f"{steps} step{'s' * (steps != 1)}" + (" (changed)" if change and change.diff.budget_changed else "")
         pool = [_gb(stop)] if pooled else []
-        rows.append([mark, name, str(len(stop.caps.caps)), formula, *pool, _summary(change) if change else ""])
+        rows.append([mark, name, str(len(stop.caps.caps)), formula, *pool, change_summary(change) if change else ""])
     return rows
 
 
-def _summary(change: Change) -> str:
+def change_summary(change: Change) -> str:
     """A step in a few words: the pool's change, the formula, the caps' counts."""
     found = change.diff
     parts = []
@@ -156,7 +156,7 @@ def _step(history: History, change: Change) -> list[str]:
     """What one step changed: the pool and why, the formulas, the caps added and removed."""
     old, new = history.stops[change.old], history.stops[change.new]
     found = change.diff
-    lines = [f"{_label(old)} -> {_label(new)}" + (f"  ({new.subject})" if new.subject else "")]
+    lines = [f"{label(old)} -> {label(new)}" + (f"  ({new.subject})" if new.subject else "")]
     if found.pool is not None:
         lines.append(f"  {pool_sentence(old.label, new.label, found.pool)}")
     lines.append(f"  {counts(change.verdict)}")
@@ -184,11 +184,11 @@ def _first(history: History) -> list[str]:
     kinds, stops = ", ".join(first.kinds), history.stops
     read = f"read {first.read} of {len(stops)}"
     if first.index is None:
-        return [f"first change ({kinds}): none from {_label(stops[0])} to {_label(stops[first.before])} ({read})"]
+        return [f"first change ({kinds}): none from {label(stops[0])} to {label(stops[first.before])} ({read})"]
     between = first.index - first.before > 1
-    where_ = f"between {_label(stops[first.before])} and " if between else ""
-    after = "" if between else f", the step from {_label(stops[first.before])}"
-    return [f"first change ({kinds}): {where_}{_label(stops[first.index])}{after} ({read})"]
+    where_ = f"between {label(stops[first.before])} and " if between else ""
+    after = "" if between else f", the step from {label(stops[first.before])}"
+    return [f"first change ({kinds}): {where_}{label(stops[first.index])}{after} ({read})"]
 
 
 def _unread(history: History) -> list[str]:
@@ -211,7 +211,8 @@ def _stop(stop: Stop) -> dict[str, Any]:
     return found
 
 
-def _label(stop: Stop) -> str:
+def label(stop: Stop) -> str:
+    """How a row names a stop: its label, and its tags."""
     return f"{stop.label} ({', '.join(stop.tags)})" if stop.tags else stop.label
 
 

@@ -26,6 +26,8 @@ from sgtrace.fetch import SPEC, is_spec
 from sgtrace.graph.points import Point
 from sgtrace.graph.store import skeleton
 from sgtrace.report import graph_view, layout
+from sgtrace.report.history import verdict_line
+from sgtrace.report.history_view import history_view
 from sgtrace.report.operator_text import answer
 from sgtrace.report.upgrade import upgrade
 from sgtrace.sources import Target
@@ -70,6 +72,9 @@ def render(result: ReportResult, ahead: WholeAhead | None = None) -> str:
         whole=_Whole(result, links, ahead),
         upgrade=upgrade(result.against, result.old.display if result.old else "", result.target.display, links.url)
         if result.against is not None
+        else None,
+        history=history_view(result.history[0], result.history[1], verdict_line(result.history[0]))
+        if result.history is not None
         else None,
     )
 
