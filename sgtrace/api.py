@@ -863,7 +863,9 @@ class _Stops:
         git: str | None,
         notify: Callable[[str], None],
     ) -> None:
-        self.query, self.budget, self.options, self.log, self.settings = query, budget, options, log, settings
+        self.query, self.budget, self.options, self.settings = query, budget, options, settings
+        #: The log; a path or bytes once children read it (see :func:`_apart`).
+        self.log: bytes | str | BinaryIO | _LogFile | None = log
         self.want, self.server, self.git, self.notify = want, server, git, notify
         #: Whether a start-up is evaluated on each stop.
         self.startup = log is not None or bool(settings)
@@ -946,6 +948,7 @@ class _Stops:
         read: dict[int, Stop] = {}
         # in a child: its tree read inline (the lanes use the cores), and no progress bar of its own
         alone = dataclasses.replace(self.options, jobs=1, progress=None)
+        self.log = _apart(self.log)
 
         def done(index: int, answer: tuple[Stop, tuple[int, int, tuple[str, ...]] | None] | None, why: str) -> None:
             if answer is None:
@@ -985,7 +988,7 @@ class _Stops:
         seen = None
         try:
             if self.startup:
-                server, log = self.server, self.log
+                server, log = self.server, _opened(self.log)
                 found, _, context, pool = _explained(
                     self.query, self.budget, target, options, log, self.settings, self.want, True, server, names=True
                 )
@@ -1042,6 +1045,31 @@ class _Stops:
         """The steps between consecutive read stops."""
         done = [index for index, stop in enumerate(read) if stop.read]
         return tuple(self.change(read, old, new, kinds) for old, new in zip(done, done[1:], strict=False))
+
+
+@dataclass(frozen=True, slots=True)
+class _LogFile:
+    """A log a forked child opens for itself (a stream's position is shared with every process it was
+    inherited by: two children reading one stream at once would read each other's bytes)."""
+
+    path: str
+
+
+def _apart(log: bytes | str | BinaryIO | _LogFile | None) -> bytes | str | BinaryIO | _LogFile | None:
+    """*log* as children can each read it: a file by its path, another stream (standard input, already
+    copied to a temporary file and bounded by ``--max-log-mb``) by its bytes."""
+    if log is None or isinstance(log, (bytes, str, _LogFile)):
+        return log
+    name = getattr(log, "name", None)
+    if isinstance(name, str) and Path(name).is_file():
+        return _LogFile(name)
+    rewound(log)
+    return log.read()
+
+
+def _opened(log: bytes | str | BinaryIO | _LogFile | None) -> bytes | str | BinaryIO | None:
+    """A stream of its own for a log given by path (see :func:`_apart`); any other log as it is."""
+    return open(log.path, "rb") if isinstance(log, _LogFile) else log  # noqa: SIM115  (the child ends with it)
 
 
 def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> TraceResult:

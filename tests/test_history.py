@@ -232,3 +232,28 @@ def test_the_report_shows_the_history_as_a_chart_and_the_steps(tmp_path: Path) -
     assert ">12.00 GB</text>" in section and ">11.00 GB</text>" in section  # each value where it changes
     assert "v1 → v2" in section and "pool -1.00 GB; formula changed" in section
     assert '<a href="#history">history</a>' in text
+
+
+def test_children_reading_one_log_at_once_each_read_all_of_it(tmp_path: Path) -> None:
+    """Two lanes read the log at the same time: a stream inherited by both would share its position (each
+    child read part of the other's bytes, and found no start-up). A log of tens of MB, by path and on stdin."""
+    import shutil
+
+    from sgtrace.sources import sample_tree
+    from tests.conftest import FIXTURES
+
+    trees = []
+    for name in ("a", "b", "c", "d"):
+        trees.append(str(shutil.copytree(sample_tree(), tmp_path / name)))
+    journal = (FIXTURES / "logs" / "h20_three_startups.journal").read_text()
+    line = "Dec 02 10:00:00 h python3[1]: Decode batch. #running-req: {}, #token: 1\n"
+    filler = "".join(line.format(n) for n in range(150_000))
+    log = tmp_path / "big.journal"
+    log.write_text(filler + journal + filler)
+    for given, stdin in (([str(log)], None), (["-"], log.read_bytes())):
+        result = CliRunner().invoke(cli, ["history", *trees, "--log", *given, "--no-cache", "--format", "json"],
+                                    input=stdin)  # fmt: skip
+        assert result.exit_code == 0, result.output
+        stops = json.loads(result.stdout)["stops"]
+        assert [stop["error"] for stop in stops] == [None] * 4
+        assert {round(stop["kv_budget_gb"], 2) for stop in stops} == {10.43}
