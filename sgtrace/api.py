@@ -421,7 +421,7 @@ def _say(options: RunOptions, unreached: str) -> None:
 
 
 #: Bumped when analyses.caps answers differently from the same graph (cached answers are then not reused).
-_CAPS_ANALYSIS = "2"
+_CAPS_ANALYSIS = "3"
 
 
 def _caps_of(prepared: _Prepared, budget: str, options: RunOptions) -> CapsResult:

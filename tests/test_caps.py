@@ -194,3 +194,42 @@ def test_a_min_operands_own_history_is_an_input_not_caps(tmp_path: Path) -> None
     assert "mem_fraction_static" in site.code
     # the other operand is reported as an input, with the knob it comes from
     assert "server_args.max_running_requests" in result.caps[1].knobs
+
+
+_CONFIG_OBJECT = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class PoolConfig:
+    max_total_num_tokens: int
+    max_running_requests: int
+
+
+class Runner:
+    def profile(self, total, avail):
+        rest_memory = avail - total * (1 - self.server_args.mem_fraction_static)
+        return int(rest_memory * (1 << 30)) // 1024
+
+    def resolve(self, total, avail):
+        profiled = self.profile(total, avail)
+        capacity = min(profiled, self.server_args.max_total_tokens)
+        capacity = capacity // self.server_args.page_size * self.server_args.page_size
+        return PoolConfig(max_total_num_tokens=capacity, max_running_requests=capacity // 2)
+
+    def init_memory_pool(self, total, avail):
+        config = self.resolve(total, avail)
+        self.max_total_num_tokens = config.max_total_num_tokens
+"""
+
+
+def test_a_field_declared_without_a_value_is_not_a_cap(tmp_path: Path) -> None:
+    """0.5.10's shape: the pool passes through a dataclass built with keywords; the field's declaration
+    (``max_total_num_tokens: int``) carries the value, computes nothing, and is no cap (it was a "base" with no
+    code); the min and the page rounding before it are."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "runner.py").write_text(_CONFIG_OBJECT)
+    result = caps(TraceQuery(POOL), "mem_fraction_static", Target(str(tmp_path), "t"), RunOptions(cache_dir=None))
+    assert all(c.code.strip() for c in result.caps), result.caps
+    assert [(c.category, c.line) for c in result.caps] == [("min", 17), ("round", 18)]

@@ -164,6 +164,8 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
     incoming = [(u, op) for u, _, op in graph.in_edges(node, data="op")]
     outside = [(u, op) for u, op in incoming if u not in derived]
     code = str(graph.nodes[node].get("code", ""))
+    if node.kind == "field" and not code.strip():
+        return None  # declared without a value (``n: int``): it carries what its constructions pass
     if node.kind == "return":
         if any(op == "sub" and u.kind not in _SOURCE_KINDS for u, op in outside):
             return _cap(graph, node, "reserve", derived)
