@@ -831,13 +831,15 @@ def history(
         reader.require(read)
         return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
     read = [reader.said(point) for point in points]
-    read[0] = reader.read(0, points[0])
+    # the search's first probe is the middle whatever the first stop says: both are read at once
+    ahead = reader.read_some(points, [0, len(points) // 2], lanes if lanes is not None else min(2, spare_cpus()))
+    read[0] = ahead.pop(0)
     reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
 
     looked_for = searched(kinds, reader.startup)
 
     def differs(index: int) -> bool | None:
-        read[index] = reader.read(index, points[index])
+        read[index] = ahead.pop(index) if index in ahead else reader.read(index, points[index])
         if not read[index].read:
             return None
         return reader.change(read, 0, index, looked_for).changes
@@ -941,10 +943,15 @@ class _Stops:
     def read_all(self, points: Sequence[Point], lanes: int) -> list[Stop]:
         """Every stop, read in forked children (*lanes* at a time, from both ends: see :mod:`sgtrace.forked`),
         or here, one after the other, when there is one lane."""
+        read = self.read_some(points, range(len(points)), lanes)
+        return [read[index] for index in range(len(points))]
+
+    def read_some(self, points: Sequence[Point], indexes: Sequence[int], lanes: int) -> dict[int, Stop]:
+        """The stops at *indexes*, as :meth:`read_all` reads them."""
         from sgtrace.forked import can_fork, from_both_ends
 
-        if lanes < 2 or not can_fork():
-            return [self.read(index, point) for index, point in enumerate(points)]
+        if lanes < 2 or len(indexes) < 2 or not can_fork():
+            return {index: self.read(index, points[index]) for index in indexes}
         read: dict[int, Stop] = {}
         # in a child: its tree read inline (the lanes use the cores), and no progress bar of its own
         alone = dataclasses.replace(self.options, jobs=1, progress=None)
@@ -957,10 +964,10 @@ class _Stops:
                 read[index], seen = answer
                 if seen is not None:
                     self.seen[index] = seen
-            self.notify(f"{points[index].label}: read ({len(read)} of {len(points)})")
+            self.notify(f"{points[index].label}: read ({len(read)} of {len(indexes)})")
 
-        from_both_ends(range(len(points)), lambda index: self._analysed(points[index], alone), lanes, done)
-        return [read[index] for index in range(len(points))]
+        from_both_ends(indexes, lambda index: self._analysed(points[index], alone), lanes, done)
+        return read
 
     def read(self, index: int, point: Point) -> Stop:
         """The stop, fetched (if it was not) and analysed here; a stop that says why when it cannot be."""
