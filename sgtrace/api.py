@@ -804,7 +804,7 @@ def history(
     first: bool = False,
     git: str | None = None,
     notify: Callable[[str], None] = lambda _: None,
-    jobs: int = 4,
+    fetch_jobs: int = 4,
     lanes: int | None = None,
     server_info: bytes | str | None = None,
     command: str | None = None,
@@ -815,6 +815,8 @@ def history(
     what each step changed; with *first*, only the stops a binary search needs to find the first that
     differs from the first one in *kinds*. A stop that cannot be fetched or analysed is a stop that says
     why; with *git*, a ``LOW..HIGH`` stop is the first-parent commits that touch a file of the slice.
+    Releases are fetched *fetch_jobs* at a time and read by *lanes* forked children at once (default: two
+    where two cores are idle, see :mod:`sgtrace.forked`); *notify* is told the progress.
     """
     from sgtrace.analyses.history import FirstChange, History, first_change, searched, watched
     from sgtrace.index.findpass import spare_cpus
@@ -825,14 +827,16 @@ def history(
     if len(points) < 2:
         raise InputError(f"a history needs two releases or more; {len(points)} given")
     found = watched(kinds, reader.startup)
+    lanes = lanes if lanes is not None else min(2, spare_cpus())
     if not first:
-        reader.fetch_all(points, jobs)
-        read = reader.read_all(points, lanes if lanes is not None else min(2, spare_cpus()))
+        reader.fetch_all(points, fetch_jobs)
+        read = reader.read_all(points, lanes)
         reader.require(read)
+        _say_unreached(options, query, budget, read)
         return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
     read = [reader.said(point) for point in points]
     # the search's first probe is the middle whatever the first stop says: both are read at once
-    ahead = reader.read_some(points, [0, len(points) // 2], lanes if lanes is not None else min(2, spare_cpus()))
+    ahead = reader.read_some(points, [0, len(points) // 2], lanes)
     read[0] = ahead.pop(0)
     reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
 
@@ -848,6 +852,13 @@ def history(
     changes = reader.changes(read, found)
     first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
     return History(query.attribute, budget, tuple(read), changes, found, first_found)
+
+
+def _say_unreached(options: RunOptions, query: TraceQuery, budget: str, read: Sequence[Stop]) -> None:
+    """Warn when the budget enters the attribute's computation in no stop read (every row would show no formula)."""
+    if options.notify is not None and not any(stop.caps.budget_sites for stop in read if stop.caps is not None):
+        options.notify(f"warning: no place where {budget} enters the computation of .{query.attribute} was found "
+                       "in any release read: no formula, no cap")  # fmt: skip
 
 
 class _Stops:

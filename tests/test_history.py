@@ -257,3 +257,10 @@ def test_children_reading_one_log_at_once_each_read_all_of_it(tmp_path: Path) ->
         stops = json.loads(result.stdout)["stops"]
         assert [stop["error"] for stop in stops] == [None] * 4
         assert {round(stop["kv_budget_gb"], 2) for stop in stops} == {10.43}
+
+
+def test_a_budget_that_reaches_the_attribute_in_no_release_is_said(tmp_path: Path) -> None:
+    trees = [str(_tree(tmp_path / "v1")), str(_tree(tmp_path / "v2", reserve=" - 1"))]
+    code, out, err = _history(*trees, "--no-cache", "--budget", "x")  # a name of the trees, not of the formula
+    assert code == 0 and "warning: no place where x enters the computation of .max_total_num_tokens" in err
+    assert "0 steps" in out

@@ -31,7 +31,7 @@ Examples:
   sgtrace history sglang==0.5.9..0.5.23 --log server.log --set mm_reservation_gb=0
   sgtrace history sglang==0.5.9..0.5.23 --log server.log --first-change
   sgtrace history sglang==0.5.9,0.5.14,0.5.23 --format markdown > history.md
-  sgtrace history req_to_token_pool_size sglang==0.5.9..0.5.23
+  sgtrace history num_gpu_blocks vllm==0.6.5,0.6.6.post1 --budget gpu_memory_utilization
   sgtrace history --git ~/src/sglang v0.5.9..v0.5.23 --first-change --watch budget
 
 \b
@@ -42,9 +42,12 @@ checkout (the first-parent commits that touch a file the slice reads) or
 revisions. A row is marked (*) when its step from the row before changes
 what --watch names (default: the formula and the pool with a start-up,
 else the formula and added, removed or changed caps). --first-change reads
-only the releases a binary search needs (as git bisect, it assumes that
-once changed, it stays changed). A release that cannot be fetched is a row
-that says so. Exit codes: 0 answered, 2 usage or input error.
+only the releases a binary search needs to find the first change of what
+--watch names (default: the pool with a start-up, else the formula); as
+git bisect, it assumes that once changed, it stays changed. A release that cannot be fetched is a row
+that says so. Releases are read two at a time in child processes where two
+cores are idle (-j 1: one after the other). Exit codes: 0 answered, 2 usage
+or input error.
 """
 
 
@@ -112,7 +115,8 @@ def history(
         log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None
         return api.history(
             _query(attribute, max_nodes, strict_types), budget, points, options, log, values, Want(run_index),
-            kinds=watch, first=first, git=repository, notify=progress, jobs=fetch_jobs, **server.keywords(),
+            kinds=watch, first=first, git=repository, notify=progress, fetch_jobs=fetch_jobs,
+            lanes=None if flags.jobs is None else min(2, flags.jobs), **server.keywords(),
         )  # fmt: skip
 
     found = _guarded(flags.debug, run)
