@@ -1006,10 +1006,11 @@ class _Stops:
         seen = None
         try:
             if self.startup:
-                server, log = self.server, _opened(self.log)
-                found, _, context, pool = _explained(
-                    self.query, self.budget, target, options, log, self.settings, self.want, True, server, names=True
-                )
+                with _opened(self.log) as log:
+                    found, _, context, pool = _explained(
+                        self.query, self.budget, target, options, log, self.settings, self.want, True, self.server,
+                        names=True,
+                    )  # fmt: skip
                 seen = (context.run, len(context.runs), tuple(context.env_unread))
             else:
                 prepared = _prepare(self.query, target, options, None)
@@ -1085,9 +1086,14 @@ def _apart(log: bytes | str | BinaryIO | _LogFile | None) -> bytes | str | Binar
     return log.read()
 
 
-def _opened(log: bytes | str | BinaryIO | _LogFile | None) -> bytes | str | BinaryIO | None:
-    """A stream of its own for a log given by path (see :func:`_apart`); any other log as it is."""
-    return open(log.path, "rb") if isinstance(log, _LogFile) else log  # noqa: SIM115  (the child ends with it)
+@contextmanager
+def _opened(log: bytes | str | BinaryIO | _LogFile | None) -> Iterator[bytes | str | BinaryIO | None]:
+    """A stream of its own for a log given by path (see :func:`_apart`), closed after; any other log as it is."""
+    if not isinstance(log, _LogFile):
+        yield log
+        return
+    with open(log.path, "rb") as stream:
+        yield stream
 
 
 def focus(query: TraceQuery, budget: str, target: Target, options: RunOptions) -> TraceResult:
