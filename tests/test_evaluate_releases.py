@@ -231,3 +231,27 @@ def test_an_env_name_the_release_does_not_declare_is_refused(tmp_path: Path) -> 
     assert bad.exit_code == 2 and "--env SGLANG_VLM_CACHE_SIZE: neither release's registry declares it" in bad.stderr
     good = CliRunner().invoke(cli, [*diff, "--env", "SGLANG_VLM_CACHE_SIZE_MB=0"])
     assert good.exit_code in (0, 1) and "sgtrace: verdict:" in good.stderr, good.stderr
+
+
+@pytest.mark.parametrize(
+    ("shape", "sliding"),
+    [
+        ("capped single GPU", False),  # dense GQA (Qwen2)
+        ("eagle3 journal (a draft after the target's graphs)", False),  # MLA (DeepSeek-V3)
+        ("Mamba hybrid", False),  # Qwen3-Next
+        ("sliding-window model, no draft", True),  # MiMo-V2-Flash
+    ],
+)
+def test_the_architecture_decides_the_sliding_window_caps_per_family(tmp_path: Path, shape: str, sliding: bool) -> None:
+    """0.5.9 splits the pool between full and sliding-window layers only for the architectures its
+    is_hybrid_swa_model() lists: for the other families those caps are not reached, decided by the log's
+    architecture; for a sliding-window model they are not ruled out (they wait for its layer pattern)."""
+    code, data, _ = _explain(releases.MIDDLE, "--log", str(_journal(tmp_path, shape)))
+    assert code == 0, data["missing"]
+    split = [c for c in data["caps"] if "is_hybrid_swa" in (c["why"] or "") or "full_layers_num" in (c["why"] or "")]
+    assert len(split) >= 5, [c["why"] for c in data["caps"]]
+    if sliding:
+        assert all(c["status"] == "unknown" and "full_layers_num" in c["why"] for c in split), split
+    else:
+        assert all(c["status"] == "not reached" for c in split), split
+        assert all("decided by architectures (the log's weights line)" in c["why"] for c in split)
