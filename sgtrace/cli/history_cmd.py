@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Any
@@ -150,6 +151,19 @@ def _attribute_and_stops(words: tuple[str, ...], attribute: str, repository: str
     return first, rest
 
 
+#: ``(k of n)`` at the end of a progress message: a bar is drawn for it on a terminal.
+_COUNT = re.compile(r"\((\d+) of (\d+)\)$")
+
+
+def _bar(message: str, width: int = 20) -> str:
+    """``[#####.....] `` for a message that ends with ``(k of n)``, else ""."""
+    found = _COUNT.search(message)
+    if found is None or int(found[2]) == 0:
+        return ""
+    filled = round(width * int(found[1]) / int(found[2]))
+    return f"[{'#' * filled}{'.' * (width - filled)}] "
+
+
 class HistoryProgress:
     """What a history is doing, on stderr once it has run a few seconds: one line rewritten on a terminal,
     plain lines otherwise."""
@@ -163,7 +177,7 @@ class HistoryProgress:
         if time.monotonic() - self.start < 3.0:
             return
         if self.terminal:
-            click.echo(f"\r\033[Ksgtrace: history: {message}", err=True, nl=False)
+            click.echo(f"\r\033[Ksgtrace: history: {_bar(message)}{message}", err=True, nl=False)
             self.open = True
         else:
             _warn(f"history: {message}")
