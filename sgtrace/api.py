@@ -1006,9 +1006,12 @@ class _Stops:
         seen = None
         try:
             if self.startup:
+                from sgtrace.analyses.operator import Want
+
+                want = dataclasses.replace(self.want or Want(), statuses=False)  # the pools, not each cap's status
                 with _opened(self.log) as log:
                     found, _, context, pool = _explained(
-                        self.query, self.budget, target, options, log, self.settings, self.want, True, self.server,
+                        self.query, self.budget, target, options, log, self.settings, want, True, self.server,
                         names=True,
                     )  # fmt: skip
                 seen = (context.run, len(context.runs), tuple(context.env_unread))

@@ -100,6 +100,8 @@ class Want:
     kv_gb: float | None = None
     #: A wanted number of tokens.
     tokens: int | None = None
+    #: Whether each cap's status for the run is worked out (a history asks for the pools alone).
+    statuses: bool = True
 
 
 def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> list[StartUp]:
@@ -169,7 +171,7 @@ def build(
     # the formula with what the run shows; the caps' statuses also with the release's defaults
     result = dataclasses.replace(
         result,
-        caps=statuses(caps, status_facts, paths, resolve),
+        caps=statuses(caps, status_facts, paths, resolve) if want.statuses else (),
         implied=implied,
         missing=_hints(result.missing, known),
     )
