@@ -806,6 +806,7 @@ def history(
     notify: Callable[[str], None] = lambda _: None,
     fetch_jobs: int = 4,
     lanes: int | None = None,
+    max_stops: int | None = None,
     server_info: bytes | str | None = None,
     command: str | None = None,
     max_log_bytes: int | None = None,
@@ -816,7 +817,8 @@ def history(
     differs from the first one in *kinds*. A stop that cannot be fetched or analysed is a stop that says
     why; with *git*, a ``LOW..HIGH`` stop is the first-parent commits that touch a file of the slice.
     Releases are fetched *fetch_jobs* at a time and read by *lanes* forked children at once (default: two
-    where two cores are idle, see :mod:`sgtrace.forked`); *notify* is told the progress.
+    where two cores are idle, see :mod:`sgtrace.forked`); *notify* is told the progress. More than *max_stops*
+    stops to read whole is an InputError (a checkout's range can hold thousands of commits).
     """
     from sgtrace.analyses.history import FirstChange, History, first_change, searched, watched
     from sgtrace.index.findpass import spare_cpus
@@ -826,6 +828,11 @@ def history(
     points = reader.expand(stops)
     if len(points) < 2:
         raise InputError(f"a history needs two releases or more; {len(points)} given")
+    if not first and max_stops is not None and len(points) > max_stops:
+        raise InputError(
+            f"{len(points)} {'commits' if git else 'releases'} to read, more than --max-stops {max_stops}: narrow "
+            "the range, raise --max-stops, or use --first-change (it reads about log2(n) of them)"
+        )
     found = watched(kinds, reader.startup)
     lanes = lanes if lanes is not None else min(2, spare_cpus())
     if not first:

@@ -264,3 +264,11 @@ def test_a_budget_that_reaches_the_attribute_in_no_release_is_said(tmp_path: Pat
     code, out, err = _history(*trees, "--no-cache", "--budget", "x")  # a name of the trees, not of the formula
     assert code == 0 and "warning: no place where x enters the computation of .max_total_num_tokens" in err
     assert "0 steps" in out
+
+
+def test_more_stops_than_max_stops_are_refused_unless_searched(tmp_path: Path) -> None:
+    trees = [str(_tree(tmp_path / f"v{n}", reserve=" - 1" if n >= 3 else "")) for n in range(1, 5)]
+    code, _, err = _history(*trees, "--no-cache", "--max-stops", "3")
+    assert code == 2 and "4 releases to read, more than --max-stops 3" in err and "--first-change" in err
+    code, out, err = _history(*trees, "--no-cache", "--max-stops", "3", "--first-change")
+    assert code == 0 and "first change (budget): v3, the step from v2" in out, err

@@ -78,6 +78,8 @@ def _watch(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[st
 @click.option("--run", "run_index", type=click.IntRange(min=1), help="Evaluate start-up N (1 = the oldest).")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
               help="Supply or override an input, as explain takes it (given to each release that has it).")  # fmt: skip
+@click.option("--max-stops", type=click.IntRange(min=2), default=50, show_default=True,
+              help="Most releases or commits read whole (--first-change reads about log2 of them).")  # fmt: skip
 @click.option("--fetch-jobs", type=click.IntRange(min=1, max=16), default=4, show_default=True,
               help="Releases fetched at once.")  # fmt: skip
 @_budget_options
@@ -93,6 +95,7 @@ def history(
     log_file: Any,
     run_index: int | None,
     settings: tuple[str, ...],
+    max_stops: int,
     fetch_jobs: int,
     attribute: str,
     budget: str,
@@ -117,7 +120,7 @@ def history(
         return api.history(
             _query(attribute, max_nodes, strict_types), budget, points, options, log, values, Want(run_index),
             kinds=watch, first=first, git=repository, notify=progress, fetch_jobs=fetch_jobs,
-            lanes=None if flags.jobs is None else min(2, flags.jobs), **server.keywords(),
+            lanes=None if flags.jobs is None else min(2, flags.jobs), max_stops=max_stops, **server.keywords(),
         )  # fmt: skip
 
     found = _guarded(flags.debug, run)
