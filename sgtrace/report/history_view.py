@@ -30,6 +30,16 @@ class Point:
     #: Whether its value is written beside it (the first value, and each that differs from the one before).
     labelled: bool = False
 
+    @property
+    def anchor(self) -> str:
+        """Where its value's text is anchored: to its right, or to its left near the chart's right edge."""
+        return "end" if self.x > WIDTH - RIGHT - 100 else "start"
+
+    @property
+    def text_x(self) -> float:
+        """The x of its value's text."""
+        return self.x - 6 if self.anchor == "end" else self.x + 6
+
 
 @dataclass(frozen=True, slots=True)
 class Tick:
