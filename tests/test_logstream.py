@@ -148,3 +148,26 @@ def test_the_cli_refuses_a_log_past_max_log_mb_in_one_line(tmp_path: Path) -> No
     assert out.stderr.strip() == (
         "sgtrace: error: the log is larger than 1 MB once decompressed (--max-log-mb raises the bound)"
     )
+
+
+def test_a_stream_without_peek_is_left_open_for_the_next_reading() -> None:
+    """diff reads the log once per release: a BytesIO (no ``peek``) was wrapped in a BufferedReader that
+    closed it when collected, and the second release met a closed file (api.diff with a BytesIO; history
+    reading releases one after the other with the log on standard input)."""
+    import gc
+
+    from sgtrace import api
+    from sgtrace.index.findpass import RunOptions
+    from sgtrace.model import TraceQuery
+    from sgtrace.sources import Target
+
+    stream = io.BytesIO(JOURNALS[0].read_bytes())
+    first = list(relevant_lines(stream))
+    gc.collect()
+    assert not stream.closed
+    stream.seek(0)
+    assert list(relevant_lines(stream)) == first
+    tree = Target(str(sample_tree()), "sample")
+    query, options = TraceQuery("max_total_num_tokens"), RunOptions(cache_dir=None)
+    *_, found = api.diff(query, "mem_fraction_static", tree, tree, options, io.BytesIO(JOURNALS[0].read_bytes()))
+    assert found.pool is not None and round(found.pool.new.explanation.kv_budget_gb, 2) == 10.43

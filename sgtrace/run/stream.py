@@ -15,6 +15,7 @@ docker's pieces of a long line must be joined before a line can be judged.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import re
@@ -67,12 +68,21 @@ def relevant_lines(source: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_
         yield clean(number, text)
 
 
+class _Borrowed(io.BufferedReader):
+    """A buffer over the caller's stream that leaves it open when it is closed or collected (a plain
+    BufferedReader closes what it wraps: a command reading the log twice, diff with a BytesIO, found it closed)."""
+
+    def close(self) -> None:
+        with contextlib.suppress(ValueError):  # detached already
+            self.detach()
+
+
 def _stream(source: bytes | str | BinaryIO) -> BinaryIO:
     """A buffered binary stream of the log's bytes, gunzipped if they are gzip."""
     if isinstance(source, str):
         source = source.encode("utf-8", errors="surrogateescape")
     raw: Any = io.BytesIO(source) if isinstance(source, bytes) else source
-    buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+    buffered: Any = raw if hasattr(raw, "peek") else _Borrowed(raw)
     if buffered.peek(2)[:2] == b"\x1f\x8b":
         return cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
     return cast(BinaryIO, buffered)
