@@ -1022,13 +1022,8 @@ class _Stops:
                         names=True,
                     )  # fmt: skip
                 seen = (context.run, len(context.runs), tuple(context.env_unread))
-            else:
-                prepared = _prepare(self.query, target, options, None)
-                with _finishing(options, prepared):
-                    _written(self.query, [prepared])
-                    found, pool = _caps_of(prepared, self.budget, options), None
-                if not found.budget_sites:
-                    _known(self.budget, "--budget", [_tree(prepared)])
+            else:  # a budget that reaches no formula is said once for the whole history (_say_unreached)
+                found, pool = caps(self.query, self.budget, target, dataclasses.replace(options, notify=None)), None
         except (InputError, NotWritten) as exc:
             return dataclasses.replace(said, error=str(exc)), None
         return dataclasses.replace(said, caps=found, pool=pool, formula=formula(found, self.budget)), seen
@@ -1068,7 +1063,7 @@ class _Stops:
             new_pool = dataclasses.replace(after.pool, left_out=tuple(n for n in after.pool.left_out if n in given))
             pooled = pool_change(old_pool, new_pool, run, runs, given)
             found = dataclasses.replace(found, pool=pooled)
-        return change(tuple(read), old, new, found, kinds)
+        return change(old, new, found, kinds)
 
     def changes(self, read: Sequence[Stop], kinds: Sequence[str]) -> tuple[Change, ...]:
         """The steps between consecutive read stops."""

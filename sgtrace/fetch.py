@@ -305,7 +305,7 @@ def git_tree(repository: str, revision: str, cache_dir: Path, limits: Limits = L
     Read as git's raw objects (``ls-tree``, ``cat-file --batch``): no filter, attribute, hook or other
     program a repository's configuration names is run (``git archive`` would run a ``smudge`` filter).
     """
-    sha = _commit(repository, revision)
+    sha = commit(repository, revision)
     final = _entry(cache_dir, f"git-{sha}-{_GIT_LAYOUT}")
     if final.is_dir():
         return final
@@ -390,7 +390,7 @@ def _git(repository: str, *arguments: str, feed: bytes | None = None) -> bytes:
 def first_parent(repository: str, low: str, high: str, paths: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(commit, subject) of *low* and of each first-parent commit after it up to *high*, oldest first;
     with *paths*, only the commits that touch one of them (*low* always)."""
-    start, end = _commit(repository, low), _commit(repository, high)
+    start, end = commit(repository, low), commit(repository, high)
     listed = _git(
         repository, "log", "--first-parent", "--reverse", "--no-color", "--format=%H %s", f"{start}..{end}",
         "--", *paths,
@@ -404,7 +404,7 @@ def first_parent(repository: str, low: str, high: str, paths: Sequence[str] = ()
     return found
 
 
-def _commit(repository: str, revision: str) -> str:
+def commit(repository: str, revision: str) -> str:
     """The commit *revision* names in *repository*; a FetchError that names it when there is none."""
     try:
         return _git(repository, "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}").decode().strip()

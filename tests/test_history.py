@@ -15,6 +15,7 @@ from sgtrace.analyses.history import first_change
 from sgtrace.cli import cli
 from sgtrace.registry import between, is_pre
 from sgtrace.sources import points
+from tests.test_diff import SCHEDULER
 
 RUNNER = """\
 class Runner:
@@ -32,15 +33,6 @@ class Runner:
             self.max_total_num_tokens = min(self.max_total_num_tokens, self.server_args.max_total_tokens)
 {rounding}"""
 ROUNDING = "        self.max_total_num_tokens = self.max_total_num_tokens // 64 * 64\n"
-SCHEDULER = """\
-from .runner import Runner
-
-
-class Scheduler:
-    def __init__(self, server_args):
-        self.runner = Runner(server_args, server_args.mem_fraction_static)
-        self.max_total_num_tokens = self.runner.max_total_num_tokens
-"""
 #: The figures the small trees' formula is evaluated with: 20 - 80 x (1 - 0.9) = 12 GB.
 FIGURES = ("--set", "total=80", "--set", "avail=20", "--set", "mem_fraction_static=0.9")
 

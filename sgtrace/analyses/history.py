@@ -120,8 +120,8 @@ def searched(kinds: Collection[str], with_startup: bool) -> tuple[str, ...]:
     return ("pool",) if with_startup else ("budget",)
 
 
-def change(stops: tuple[Stop, ...], old: int, new: int, found: CapDiff, kinds: Collection[str]) -> Change:
-    """The step from ``stops[old]`` to ``stops[new]``, with ``diff``'s verdict on the kinds watched."""
+def change(old: int, new: int, found: CapDiff, kinds: Collection[str]) -> Change:
+    """The step from stop *old* to stop *new*, with ``diff``'s verdict on the kinds watched."""
     return Change(old, new, found, verdict(found, kinds))
 
 

@@ -139,10 +139,10 @@ def _attribute_and_stops(words: tuple[str, ...], attribute: str, repository: str
     first, rest = words[0], list(words[1:])
     is_attribute = bool(rest) and first.isidentifier() and not os.path.exists(first)
     if is_attribute and repository is not None:
-        from sgtrace.fetch import FetchError, files_at
+        from sgtrace.fetch import FetchError, commit
 
         try:
-            files_at(repository, first)
+            commit(repository, first)
             is_attribute = False  # a revision of the checkout
         except FetchError:
             pass
