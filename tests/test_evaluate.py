@@ -7,7 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from sgtrace.analyses.evaluate import CONFIG_KEY, Code, Evaluator, Facts, Known, ModelConfig, Profile, Unknown
+from sgtrace.analyses.evaluate import (
+    ASSUMED,
+    CONFIG_KEY,
+    Code,
+    Evaluator,
+    Facts,
+    Known,
+    ModelConfig,
+    Profile,
+    Unknown,
+    model_type_of,
+)
 from sgtrace.discover import discover
 
 MODELS = """
@@ -151,10 +162,14 @@ def test_membership_in_a_set_with_spreads_of_imported_constants(tree: Path) -> N
 
 def test_three_values_a_known_operand_decides_and_an_unknown_is_named(tree: Path) -> None:
     at = _line(tree, "reserve = reservation_gb")
-    # the log names the architecture only: a text model may still opt in through its config
+    # the log names the architecture only: a key read with a default is assumed absent, and says so
     partial = _evaluator(tree, _config("LlamaForCausalLM", complete=False), disable_swa=False)
     found = partial.at("self.model_config.is_hybrid_swa", "pkg/models.py", at)
-    assert isinstance(found, Unknown) and f"{CONFIG_KEY}is_hybrid" in found.needs
+    assert isinstance(found, Known) and found.value is False
+    assert any(why.startswith("is_hybrid assumed absent") and ASSUMED in why for why in found.why), found.why
+    # a key read without a default is not assumed: it stays unknown and is named
+    cell = partial.at("self.model_config.cell_size", "pkg/models.py", at)
+    assert isinstance(cell, Unknown) and f"{CONFIG_KEY}num_hidden_layers" in cell.needs
     # the whole config: getattr's default applies, decided False
     whole = _evaluator(tree, _config("LlamaForCausalLM"), disable_swa=False)
     assert whole.at("self.model_config.is_hybrid_swa", "pkg/models.py", at).value is False
@@ -268,3 +283,65 @@ def test_enum_members_and_an_attribute_an_elif_chain_sets(tmp_path: Path) -> Non
     assert evaluator.at("Mode.DECODE == 'decode'", "arch/m.py", line).value is True  # a str enum is its value
     assert evaluator.at("Arch.MLA == Arch.MHA", "arch/m.py", line).value is False
     assert isinstance(evaluator.at("self.model_config.attention_arch", "arch/m.py", line), Unknown)  # no model
+
+
+@pytest.mark.parametrize(
+    ("architecture", "model_type"),
+    [
+        ("DeepseekV3ForCausalLM", "deepseek_v3"),
+        ("KimiK25ForConditionalGeneration", "kimi_k25"),
+        ("Qwen3MoeForCausalLM", "qwen3_moe"),
+        ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl"),
+        ("LlamaForCausalLM", "llama"),
+        ("GptOssForCausalLM", "gpt_oss"),
+    ],
+)
+def test_the_model_type_an_architecture_name_gives(architecture: str, model_type: str) -> None:
+    assert model_type_of([architecture]) == model_type
+
+
+def test_a_config_known_in_part_assumes_its_model_type_and_says_so(tree: Path) -> None:
+    partial = ModelConfig({"architectures": ["DeepseekV3ForCausalLM"]}, False, "the log")
+    found = partial.get("model_type")
+    assert isinstance(found, Known) and found.value == "deepseek_v3" and ASSUMED in found.why[0]
+    assert isinstance(ModelConfig({}, False, "the log").get("model_type"), Unknown)  # no architecture: no name
+    # a whole config is read, never assumed
+    whole = ModelConfig({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2"}, True, "config.json")
+    assert whole.get("model_type").value == "kimi_k2"  # type: ignore[union-attr]
+    assert isinstance(ModelConfig({"architectures": ["X"]}, True, "config.json").get("model_type"), Unknown)
+    at = _line(tree, "reserve = reservation_gb")
+    assert partial.has("vision_config").value is False  # type: ignore[union-attr]
+    evaluator = _evaluator(tree, partial)
+    assert evaluator.at("self.model_config.hf_config.model_type == 'deepseek_v41'", "pkg/models.py", at).value is False
+
+
+def test_reading_methods_of_decided_values_and_isinstance_of_none(tmp_path: Path) -> None:
+    root = tmp_path / "meth"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "m.py").write_text(
+        textwrap.dedent("""
+        class KimiLinearConfig:
+            pass
+
+
+        def text_of(config):
+            class_name = config.architectures[0]
+            if class_name.startswith("Llava") and class_name.endswith("ForCausalLM"):
+                return "llava"
+            sub = getattr(config, "text_config", None)
+            if isinstance(sub, KimiLinearConfig):
+                return "linear"
+            return {"a": 1}.get(class_name.lower(), "plain")
+        """)
+    )
+    files = discover(str(tmp_path)).files
+    profile = Profile(frozenset({"hf_config"}))
+    for architecture, expected in (("LlavaQwenForCausalLM", "llava"), ("A", 1), ("LlamaForCausalLM", "plain")):
+        model = ModelConfig({"architectures": [architecture]}, True, "config.json")
+        found = Evaluator(Code(files), Facts(model=model), profile).at("text_of(self.hf_config)", "meth/m.py", 1)
+        assert isinstance(found, Known) and found.value == expected, (architecture, found)
+    evaluator = _evaluator(tmp_path)
+    assert evaluator.at("'a,b'.split(',')", "meth/m.py", 1).value == ["a", "b"]
+    assert isinstance(evaluator.at("'a'.format(x)", "meth/m.py", 1), Unknown)  # not a reading method
+    assert isinstance(evaluator.at("unknown_name.startswith('x')", "meth/m.py", 1), Unknown)

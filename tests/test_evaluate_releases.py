@@ -37,10 +37,11 @@ def test_the_newest_release_binds_free_memory_by_the_call_that_measures_it() -> 
     code, data, err = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL))
     assert "free_gb" not in data["missing"], data["missing"]
     assert data["origins"]["free_gb"].startswith("worked out: get_available_gpu_memory() at ")
-    # the multimodal reservation is decided by the model's config, which the log does not hold: said so
-    assert code == 2 and "mm_reservation_gb" in data["missing"]
-    assert "--model-config" in data["missing"]["mm_reservation_gb"], data["missing"]
-    assert "model_type" in data["missing"]["mm_reservation_gb"]
+    # the multimodal reservation is decided by the model's config, which the log does not hold: its type is
+    # assumed from the architecture's name, and said so
+    assert code == 0 and data["inputs"]["mm_reservation_gb"] == 0, data["missing"]
+    assert "model_type assumed 'deepseek_v3'" in data["origins"]["mm_reservation_gb"]
+    assert data["assumed"] == ["model_type assumed 'deepseek_v3' from the architecture's name"]
 
 
 def test_the_model_config_decides_the_multimodal_reservation() -> None:
@@ -98,12 +99,22 @@ def test_the_model_config_decides_caps_on_0_5_9() -> None:
     assert all("architectures (the log's weights line)" in why for _, why in split), split
 
 
-def test_a_config_that_may_opt_in_keeps_it_unknown_without_the_config() -> None:
-    """0.5.23 also counts a model hybrid when its config says is_hybrid_swa: from the log alone that is unknown,
-    and the reason asks for the config; with the whole config.json it is decided."""
+def test_a_config_that_may_opt_in_is_assumed_not_to_without_the_config() -> None:
+    """0.5.23 also counts a model hybrid when its config says is_hybrid_swa: from the log alone the key is assumed
+    absent, and the reason says so; with the whole config.json it is decided."""
     at = "sglang/srt/mem_cache/kv_cache_configurator.py"
     files = discover(str(releases.release(releases.NEWEST))).files
-    from sgtrace.analyses.evaluate import CONFIG_KEY, Code, Evaluator, Facts, ModelConfig, Profile, Unknown
+    from sgtrace.analyses.evaluate import (
+        ASSUMED,
+        CONFIG_KEY,
+        Code,
+        Evaluator,
+        Facts,
+        Known,
+        ModelConfig,
+        Profile,
+        Unknown,
+    )
 
     profile = Profile(frozenset({"hf_config", "hf_text_config"}))
     args = read_args(mentioning(files, "mem_fraction_static"), "mem_fraction_static", files)
@@ -114,7 +125,14 @@ def test_a_config_that_may_opt_in_keeps_it_unknown_without_the_config() -> None:
     found = Evaluator(code, Facts(defaults=args.defaults, model=logged), profile).at(
         "self.model_config.is_hybrid_swa", at, line
     )
-    assert found == Unknown((f"{CONFIG_KEY}is_hybrid_swa",))
+    assert isinstance(found, Known) and found.value is False, found
+    assert f"is_hybrid_swa assumed absent from the model's config.json ({ASSUMED})" in found.why
+    # a whole config without the architecture: the key is not assumed, it is named
+    nameless = ModelConfig({}, False, "the log")
+    unknown = Evaluator(code, Facts(defaults=args.defaults, model=nameless), profile).at(
+        "self.model_config.is_hybrid_swa", at, line
+    )
+    assert isinstance(unknown, Unknown) and any(n.startswith(CONFIG_KEY) for n in unknown.needs), unknown
     whole = ModelConfig(json.loads(DEEPSEEK_V3.read_text()), True, "config.json")
     decided = Evaluator(code, Facts(defaults=args.defaults, model=whole), profile).at(
         "self.model_config.is_hybrid_swa", at, line

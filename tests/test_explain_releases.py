@@ -97,8 +97,17 @@ def test_other_releases_explain_the_same_start_up(tmp_path: Path, version: str) 
     assert data["run"] == 3 and len(data["runs"]) == 3 and data["answer"].startswith("Start-up 3 of 3")
     if version == releases.OLDEST:
         assert code == 0 and round(data["kv_budget_gb"], 2) == 10.43
-    else:  # the newest has a multimodal reservation the log does not decide: named, not guessed
-        assert code == 2 and "mm_reservation_gb" in data["missing"]
+    else:
+        # the newest has a multimodal reservation its model config decides: from the log's architecture alone,
+        # with the model type its name gives, said as assumed; less the draft's 0.93 GB, loaded before sizing
+        assert code == 0 and round(data["kv_budget_gb"], 2) == 9.50, data["missing"]
+        assert data["assumed"] == ["model_type assumed 'qwen2' from the architecture's name"]  # Qwen2ForCausalLM
+        assert "1 assumption about the model's config" in data["answer"]
+        # a whole config.json that lacks what decides it: named, not guessed
+        bare = tmp_path / "config.json"
+        bare.write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))
+        code, data, _ = _explain(version, tmp_path, "--model-config", str(bare))
+        assert code == 2 and "mm_reservation_gb" in data["missing"] and not data["assumed"]
         assert "--model-config" in data["missing"]["mm_reservation_gb"]
         # ... with where its function sets it, read here from the release's own file
         step = next(s for s in data["steps"] if "mm_reservation_gb" in s["missing"])
@@ -136,8 +145,8 @@ def test_conditions_travel_with_calls_on_0_5_9(tmp_path: Path) -> None:
     # called only if self.is_hybrid_swa: 0.5.9 decides it from the log's architecture
     assert hybrid and all(status == "not reached" for status, _ in hybrid), hybrid
     assert all("decided by architectures (the log's weights line)" in why for _, why in hybrid), hybrid
-    for status, why in mamba:  # only if self.mambaish_config is not None: the model's config decides it
-        assert status == "unknown" and "(--model-config config.json)" in why, why
+    for status, why in mamba:  # only if self.mambaish_config is not None: the model's type decides it, assumed
+        assert status == "not reached" and "model_type assumed 'qwen2' from the architecture's name" in why, why
     assert caps[("ModelRunnerKVCacheMixin.init_memory_pool", "base")] == [("applies", "no condition on this write")]
     rounds = caps[("ModelRunnerKVCacheMixin.init_memory_pool", "round")]
     assert rounds == [("applies", "no condition on this write")]  # the page-size round

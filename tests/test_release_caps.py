@@ -137,7 +137,10 @@ def test_explain_names_what_the_newest_formula_needs(tmp_path: Path) -> None:
     _, result, _ = explain(
         query, "mem_fraction_static", Target(str(root), "new"), RunOptions(cache_dir=tmp_path), log, {}
     )
-    assert "mm_reservation_gb" in result.missing
+    # the log names the architecture only: the reservation is worked out with the model type its name gives
+    assert "mm_reservation_gb" not in result.missing and result.inputs["mm_reservation_gb"] == 0
+    assert result.assumptions and all(" assumed " in text for text in result.assumptions)
+    assert result.kv_budget_gb is not None and round(result.kv_budget_gb, 2) == 10.43
     _, supplied, _ = explain(
         query, "mem_fraction_static", Target(str(root), "new"), RunOptions(cache_dir=tmp_path), log,
         {"mm_reservation_gb": 0.0},

@@ -30,7 +30,7 @@ import functools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +76,14 @@ Value = Known | Unknown
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """A model's ``config.json`` as far as it is known: every key (*complete*), or only some (the log's)."""
+    """A model's ``config.json`` as far as it is known: every key (*complete*), or only some (the log's).
+
+    A config known only in part (the architecture a log names) is read with two stated assumptions, so that
+    the checks a release makes for special checkpoints do not leave an ordinary run undecided: a key read
+    with a default (``getattr(config, "k", d)``, ``hasattr``) is taken as absent, and ``model_type`` as the
+    architecture's name spelt as Hugging Face spells model types (``DeepseekV3ForCausalLM``: ``deepseek_v3``).
+    Each value so taken says that it is assumed and how ``--model-config`` reads it instead.
+    """
 
     values: Mapping[str, Any]
     complete: bool
@@ -89,11 +96,44 @@ class ModelConfig:
             return Known(_config(value, self) if isinstance(value, dict) else value, (f"{key} ({self.origin})",))
         if self.complete and default is not ...:
             return Known(default, (f"no {key} in {self.origin}",))
+        if not self.complete:
+            if default is not ...:
+                return Known(default, (f"{key} assumed absent from the model's config.json ({ASSUMED})",))
+            if key == "model_type" and (spelt := model_type_of(self.values.get("architectures"))):
+                return Known(spelt, (f"model_type assumed {spelt!r} from the architecture's name ({ASSUMED})",))
         return Unknown((f"{CONFIG_KEY}{want or key}",))
+
+    def has(self, key: str) -> Value:
+        """``hasattr(config, key)``: known for a whole config; for one known in part, a key it does not show is
+        assumed absent."""
+        if key in self.values or self.complete:
+            return Known(key in self.values, (f"{key} in {self.origin}",))
+        return Known(False, (f"{key} assumed absent from the model's config.json ({ASSUMED})",))
 
 
 def _config(value: dict[str, Any], parent: ModelConfig) -> ModelConfig:
     return ModelConfig(value, parent.complete, parent.origin)
+
+
+#: How an assumption about a config known only in part says what would decide it instead.
+ASSUMED = "only its architecture is known; --model-config reads it"
+#: How a configuration class's model type taken from its name says so (the class extends one outside the tree).
+CLASS_ASSUMED = "the tree does not declare it"
+#: The words of an architecture's name that name its task, not its model (``...ForCausalLM``).
+_TASK = re.compile(r"(?:For[A-Z]\w*|Model|LMHeadModel)$")
+
+
+def model_type_of(architectures: Any) -> str | None:
+    """The ``model_type`` Hugging Face's naming gives an architecture (``Qwen3MoeForCausalLM``: ``qwen3_moe``,
+    ``KimiK25ForConditionalGeneration``: ``kimi_k25``): its name without the task, each capitalised word or run
+    (or run of capitals, ``VL``) with the digits after it split off by ``_``, lower case; None without a name."""
+    if not isinstance(architectures, (list, tuple)) or not architectures or not isinstance(architectures[0], str):
+        return None
+    stem = _TASK.sub("", architectures[0])
+    if not stem:
+        return None
+    words = re.findall(r"[A-Z]{2,}(?![a-z])\d*|[A-Z][a-z]*\d*|\d+|[a-z]+\d*", stem)
+    return "_".join(w.lower() for w in words) if words else None
 
 
 @dataclass(frozen=True)
@@ -430,6 +470,16 @@ _PURE: dict[str, Callable[..., Any]] = {
     "any": any, "all": all, "ceil": math.ceil, "floor": math.floor,
 }  # fmt: skip
 _MODULES = {"math"}
+#: Methods of a decided built-in value that only read it (``class_name.startswith("Llava")``), by its type.
+_METHODS: dict[type, frozenset[str]] = {
+    str: frozenset({
+        "startswith", "endswith", "lower", "upper", "casefold", "strip", "lstrip", "rstrip", "split", "rsplit",
+        "replace", "count", "find", "isdigit", "isalpha", "isalnum", "removeprefix", "removesuffix",
+    }),
+    dict: frozenset({"get", "keys", "values", "items"}),
+    list: frozenset({"count", "index"}),
+    tuple: frozenset({"count", "index"}),
+}  # fmt: skip
 #: Values the evaluator builds no further than this (a string or list made huge by a loop).
 _MAX_SIZE = 100_000
 
@@ -820,10 +870,7 @@ class Evaluator:
         if name == "hasattr" and len(node.args) == 2:
             receiver, key = self.expr(node.args[0], scope), self.expr(node.args[1], scope)
             if isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig) and isinstance(key, Known):
-                config = receiver.value
-                if key.value in config.values or config.complete:
-                    return Known(key.value in config.values, (f"{key.value} in {config.origin}",))
-                return Unknown((f"{CONFIG_KEY}{key.value}",))
+                return receiver.value.has(key.value)
         if name == "isinstance" and len(node.args) == 2:
             decided = self._isinstance(node, scope)
             if decided is not None:
@@ -837,6 +884,10 @@ class Evaluator:
             return Unknown((_text(node),))
         if isinstance(func, ast.Name) and func.id in _PURE or (chain[:1] and chain[0] in _MODULES and name in _PURE):
             return self._pure(_PURE[name], node, scope)
+        if isinstance(func, ast.Attribute) and any(func.attr in names for names in _METHODS.values()):
+            method = self._method(func, node, scope)
+            if method is not None:
+                return method
         target = self._callee(func, chain, scope)
         if target is None:
             return Unknown((_text(node),))
@@ -847,6 +898,32 @@ class Evaluator:
         if isinstance(bound, Unknown):
             return bound
         return self._body(function, path, cls, bound, scope.depth + 1)
+
+    def _method(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
+        """A reading method of a decided built-in value (see ``_METHODS``); None when the receiver is not one."""
+        receiver = self.expr(func.value, scope)
+        if not isinstance(receiver, Known) or func.attr not in _METHODS.get(type(receiver.value), ()):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return Unknown((_text(node),))
+        args = [self.expr(a, scope) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg}
+        unknown = [v for v in [*args, *kwargs.values()] if isinstance(v, Unknown)]
+        if unknown:
+            return Unknown(tuple(dict.fromkeys(n for u in unknown for n in u.needs)))
+        try:
+            result = getattr(receiver.value, func.attr)(
+                *(a.value for a in args if isinstance(a, Known)),
+                **{k: v.value for k, v in kwargs.items() if isinstance(v, Known)},
+            )
+        except (TypeError, ValueError, AttributeError):
+            return Unknown((_text(node),))
+        if isinstance(result, (KeysView, ValuesView, ItemsView)):
+            result = list(result)
+        why = tuple(
+            dict.fromkeys(w for v in (receiver, *args, *kwargs.values()) if isinstance(v, Known) for w in v.why)
+        )
+        return Known(result, why)
 
     def _pure(self, function: Callable[..., Any], node: ast.Call, scope: _Scope) -> Value:
         if node.keywords and function not in (min, max, round, sorted):
@@ -901,6 +978,10 @@ class Evaluator:
         """``isinstance(config, A | B)`` for the model's config: a configuration class of the tree is known by
         its ``model_type`` (as Hugging Face tells them apart); None when it is not about the model's config."""
         receiver = self.expr(node.args[0], scope)
+        if isinstance(receiver, Known) and receiver.value is None:
+            classes = _union(node.args[1])
+            if classes and not {"object", "NoneType", "type(None)"} & set(classes):
+                return Known(False, receiver.why)  # None is an instance of no class the code names
         if not (isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig)):
             return None
         model_type = receiver.value.get("model_type")
@@ -908,15 +989,25 @@ class Evaluator:
             return model_type
         classes = _union(node.args[1])
         needs: list[str] = []
+        spelt: list[str] = []
         for name in classes:
-            declared = self._model_type(name)
+            declared, named = self._model_type(name), tuple[str, ...]()
+            if declared is None and name.endswith("Config") and self._declares(name):
+                # a subclass of a configuration outside the tree: its type by Hugging Face's naming, said so
+                declared = model_type_of([name.removesuffix("Config")])
+                named = (f"{name}.model_type assumed {declared!r} from its name ({CLASS_ASSUMED})",)
             if declared is None:
                 needs.append(f"isinstance(config, {name})")
             elif declared == model_type.value:
-                return Known(True, (*model_type.why, f"{name}.model_type"))
+                return Known(True, (*model_type.why, f"{name}.model_type", *named))
+            spelt.extend(named)
         if needs:
             return Unknown(tuple(needs))
-        return Known(False, (*model_type.why, f"not {' | '.join(classes)}"))
+        return Known(False, (*model_type.why, f"not {' | '.join(classes)}", *spelt))
+
+    def _declares(self, name: str) -> bool:
+        """Whether a class of the tree is named *name*."""
+        return any(isinstance(node, ast.ClassDef) for _, node in self.code.definitions(name))
 
     def _model_type(self, name: str) -> str | None:
         """The ``model_type`` a configuration class of the tree declares (None: not found, or no literal)."""

@@ -19,11 +19,11 @@ import ast
 import dataclasses
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.analyses.evaluate import CONFIG_KEY
+from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.messages import QUANTITIES, quote
@@ -32,6 +32,15 @@ from sgtrace.run.messages import QUANTITIES, quote
 ROLES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^available_gpu_memory$|^avail"), "avail_after_weights_gb"),
     (re.compile(r"total_gpu_memory|pre_model_load_memory|min_per_gpu_memory"), "avail_before_weights_gb"),
+)
+
+#: An assumption in a decided value's reasons (:class:`sgtrace.analyses.evaluate.ModelConfig`).
+_ASSUMPTION = re.compile(
+    r"(?:^|; |: )(?:decided by )?([^;:]*? assumed [^;]*?) \((?:"
+    + re.escape(ASSUMED)
+    + "|"
+    + re.escape(CLASS_ASSUMED)
+    + r")\)"
 )
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
@@ -150,6 +159,15 @@ class Explanation:
     implied: dict[str, float] = field(default_factory=dict)
     #: Inputs the release's code worked out for this run: name -> how (the facts and places that decided it).
     worked: dict[str, str] = field(default_factory=dict)
+    #: (path, line) of the statements of the prediction's chain: the run sized its pool there.
+    sized_at: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What the answer takes as given about a model config known only in part (the log names the
+        architecture): each fact so taken, once, in the order first met."""
+        texts = [*self.worked.values(), *(why for _, _, why in self.caps)]
+        return tuple(dict.fromkeys(m.group(1) for text in texts for m in _ASSUMPTION.finditer(text)))
 
     @property
     def predicted_tokens(self) -> int | None:
@@ -211,7 +229,8 @@ def explain(
                 env[target] = value
         except Missing as exc:
             if exc.name not in chain_of:  # not a result of an earlier statement that could not be evaluated
-                missing[exc.name] = _how(exc.name, budget) + _deciding(undecided.get(exc.name, ()))
+                deciding = tuple(n for n in undecided.get(exc.name, ()) if n != exc.name)
+                missing[exc.name] = _how(exc.name, budget) + _deciding(deciding)
             step = Step(site.path, site.line, site.code, target, None, (exc.name,), when=when)
         steps.append(step)
         chains[index].append(step)
@@ -228,7 +247,8 @@ def explain(
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env or k == AT_SIZING}
     inputs.update({name: env[name] for name in worked if name in env})
     result = Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, found, missing)
-    return dataclasses.replace(result, worked=worked) if worked else result
+    sized_at = tuple((s.path, s.line) for s in complete[0]) if complete else ()
+    return dataclasses.replace(result, worked=worked, sized_at=sized_at)
 
 
 def _conditions(
@@ -409,10 +429,15 @@ def _bool_op(node: ast.BoolOp, lookup: Callable[[str], Any]) -> Any:
 
 
 def statuses(
-    caps: list[Cap], facts: Mapping[str, Any], paths: Paths | None, resolve: Resolve | None = None
+    caps: list[Cap],
+    facts: Mapping[str, Any],
+    paths: Paths | None,
+    resolve: Resolve | None = None,
+    through: Iterable[Key] = (),
 ) -> tuple[tuple[Cap, str, str], ...]:
     """Each cap with its status for this run (see :func:`_status`); a condition the facts do not decide is
-    evaluated by *resolve* (the release's code, for the run) where it is."""
+    evaluated by *resolve* (the release's code, for the run) where it is. *through* are functions the run is
+    known to have gone through (those that hold the statements of the formula that predicted its pool)."""
     constants = paths.constants if paths is not None else {}
 
     def holds(text: str, path: str = "", line: int = 0) -> tuple[bool | None, str]:
@@ -427,7 +452,7 @@ def statuses(
 
     # the log shows the pool got its value where the base write is, when one function holds it
     bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
-    base: frozenset[Key] = frozenset(bases) if len(bases) == 1 else frozenset()
+    base: frozenset[Key] = frozenset(bases if len(bases) == 1 else ()) | frozenset(through)
     reach = Reach(paths, holds, base) if paths is not None else None
     return tuple((cap, *_status(cap, facts, holds, _way(cap, reach, base))) for cap in caps)
 

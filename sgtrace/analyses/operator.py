@@ -171,7 +171,7 @@ def build(
     # the formula with what the run shows; the caps' statuses also with the release's defaults
     result = dataclasses.replace(
         result,
-        caps=statuses(caps, status_facts, paths, resolve) if want.statuses else (),
+        caps=statuses(caps, status_facts, paths, resolve, _sized_in(code, result)) if want.statuses else (),
         implied=implied,
         missing=_hints(result.missing, known),
     )
@@ -186,6 +186,17 @@ def build(
         env_unread,
     )  # fmt: skip
     return result, context
+
+
+def _sized_in(code: Code, result: Explanation) -> list[tuple[str, str]]:
+    """(path, qualname) of the functions that hold the statements of the formula that predicted the pool: the
+    run went through them (none without a prediction)."""
+    found = []
+    for path, line in result.sized_at:
+        function, cls = code.enclosing(path, line)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((path, f"{cls.name}.{function.name}" if cls is not None else function.name))
+    return found
 
 
 def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]:

@@ -61,10 +61,16 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
         lines.append("caps:")
         for cap, status, why in result.caps:
             lines.append(f"  {cap.path}:{cap.line}  {cap.category:<8} {status}: {why}")
+    if result.assumptions:
+        lines += [
+            "",
+            "assumed (the log names only the model's architecture; --model-config PATH reads its config.json):",
+        ]
+        lines.extend(f"  {text}" for text in result.assumptions)
     if result.missing:
         lines.append("")
         needed = "" if result.kv_budget_gb is None else " (for the other statements; the prediction above is whole)"
-        lines.append(f"missing inputs, nothing is guessed{needed}:")
+        lines.append(f"missing inputs, not guessed{needed}:")
         lines.extend(f"  {name}: {how}" for name, how in sorted(result.missing.items()))
     if context.notes:
         lines += ["", "notes:"]
@@ -74,7 +80,7 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
 
 
 def render_json(found: CapsResult, result: Explanation, context: Context) -> str:
-    """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer","implied","origins","notes"}``,
+    """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer","implied","assumed","origins","notes"}``,
     and ``"what_if"`` when asked."""
     payload: dict[str, Any] = {
         "attribute": found.attribute,
@@ -109,6 +115,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "ledger": [{"item": row.item, "gb": row.gb, "line": row.line} for row in context.ledger],
         "answer": answer(found.budget, result, context),
         "implied": result.implied,
+        "assumed": list(result.assumptions),
         "origins": {**{name: f"worked out: {how}" for name, how in result.worked.items()}, **context.origins},
         "notes": list(context.notes),
     }

@@ -66,6 +66,12 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
     if left is not None:
         parts.append(f"{left.gb:.2f} GB is left unused at the end (line {left.line}).")
+    if result.assumptions and result.kv_budget_gb is not None:
+        count = len(result.assumptions)
+        parts.append(
+            f"The release's code was read with {count} assumption{'' if count == 1 else 's'} about the model's"
+            ' config, which the log does not show (see "assumed"; --model-config PATH decides them).'
+        )
     if run is not None and run.doubts:
         parts.append("The log's lines cannot say for sure that all of them belong to this start-up (see the notes).")
     text = " ".join(part for part in parts if part)
