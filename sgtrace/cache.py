@@ -23,8 +23,8 @@ from sgtrace import __version__
 from sgtrace.cachedir import claim, real_folder, refusal
 from sgtrace.model import Access, FileError, FileScan
 
-#: Bumped when the layout of an entry changes.
-SCHEMA = 7
+#: Bumped when the layout of an entry changes (or what a graph holds: 8, the callers searched for reach).
+SCHEMA = 8
 
 
 def default_dir() -> Path:

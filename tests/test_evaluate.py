@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sgtrace.analyses import evaluate
 from sgtrace.analyses.evaluate import (
     ASSUMED,
     CONFIG_KEY,
@@ -345,3 +346,58 @@ def test_reading_methods_of_decided_values_and_isinstance_of_none(tmp_path: Path
     assert evaluator.at("'a,b'.split(',')", "meth/m.py", 1).value == ["a", "b"]
     assert isinstance(evaluator.at("'a'.format(x)", "meth/m.py", 1), Unknown)  # not a reading method
     assert isinstance(evaluator.at("unknown_name.startswith('x')", "meth/m.py", 1), Unknown)
+
+
+def test_classmethods_enum_members_methods_and_a_common_attribute_of_the_reading_class(tmp_path: Path) -> None:
+    root = tmp_path / "spec"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "m.py").write_text(
+        textwrap.dedent("""
+        class Algorithm(IntEnum):
+            EAGLE = auto()
+            NONE = auto()
+
+            @classmethod
+            def from_string(cls, name):
+                if name is None:
+                    return cls.NONE
+                try:
+                    return cls[name.upper()]
+                except KeyError:
+                    pass
+                raise ValueError(name)
+
+            def is_none(self):
+                return self == Algorithm.NONE
+
+
+        class Scheduler:
+            def __init__(self, server_args):
+                self.spec = Algorithm.from_string(server_args.speculative_algorithm)
+
+            def init_draft(self):
+                if self.spec.is_none():
+                    self.draft = None
+                    return
+                self.draft = make_draft()
+
+            def pools(self):
+                if self.draft is not None:
+                    pass
+        """)
+    )
+    # the attribute's word in more files than are followed: the reading class's own writes still count
+    for number in range(evaluate.MAX_FILES + 1):
+        (root / f"other{number}.py").write_text("spec = 1\n")
+    files = discover(str(tmp_path)).files
+    line = next(i for i, text in enumerate((root / "m.py").read_text().splitlines(), 1) if "is not None:" in text)
+    none = Evaluator(Code(files), Facts({"speculative_algorithm": None}))
+    assert none.at("self.spec.is_none()", "spec/m.py", line).value is True
+    assert none.at("self.draft is not None", "spec/m.py", line).value is False
+    eagle = Evaluator(Code(files), Facts({"speculative_algorithm": "eagle"}))
+    found = eagle.at("self.spec", "spec/m.py", line)
+    assert isinstance(found, Known) and found.value == evaluate.Member("Algorithm", "EAGLE")
+    assert eagle.at("self.spec.is_none()", "spec/m.py", line).value is False
+    assert isinstance(eagle.at("self.draft is not None", "spec/m.py", line), Unknown)  # a factory's value
+    assert isinstance(eagle.at("Algorithm[1]", "spec/m.py", line), Unknown)  # an enum is indexed by name only

@@ -273,3 +273,32 @@ def test_the_architecture_decides_the_sliding_window_caps_per_family(tmp_path: P
     else:
         assert all(c["status"] == "not reached" for c in split), split
         assert all("decided by architectures (the log's weights line)" in c["why"] for c in split)
+
+
+def test_the_caps_of_the_newest_release_are_decided_on_the_servers_way_in() -> None:
+    """0.5.23's pool configurators are also reached from its diffusion pipeline's model loading; the LLM server's
+    own way in (the scheduler's workers, the sizing the formula shows the run took) decides them where the log
+    does, and the other program's conditions are not what an operator is asked for."""
+    code, data, _ = _explain(releases.NEWEST, "--log", str(JOURNAL))
+    assert code == 0
+    unknown = [c for c in data["caps"] if c["status"] == "unknown"]
+    assert not [c for c in data["caps"] if "multimodal_gen" in c["why"]], unknown
+    # 15 of 27 when written, 18 before (the pool configurators' ways in stopped at the diffusion pipeline's)
+    assert len(unknown) <= 15, [c["why"][:120] for c in unknown]
+    # the scheduler's draft worker: none without --speculative-algorithm (decided by the enum's own code)
+    reasons = " ".join(c["why"] for c in data["caps"])
+    assert "draft_worker (--set draft_worker=VALUE)" not in reasons
+
+
+@pytest.mark.parametrize(("version", "draft_first"), [("0.5.14", False), ("0.5.16", True)])
+def test_a_benchmarks_order_of_start_up_is_not_the_servers(tmp_path: Path, version: str, draft_first: bool) -> None:
+    """0.5.14's sglang/bench_one_batch.py builds the draft before the pool is sized; its server does not (0.5.16's
+    scheduler does): the order is read from the program's way in, never from a benchmark's module."""
+    from tests.journals import SHAPES, journal
+
+    log = tmp_path / "journal"
+    log.write_text("\n".join(journal(SHAPES["eagle3 journal (a draft after the target's graphs)"])) + "\n")
+    code, data, _ = _explain(version, "--log", str(log))
+    assert code == 0 and round(data["kv_budget_gb"], 2) == (9.48 if draft_first else 10.43)
+    origin = data["origins"].get("avail_at_sizing_gb", "")
+    assert ("sglang/srt/managers/scheduler.py:" in origin) is draft_first and "bench" not in origin, origin

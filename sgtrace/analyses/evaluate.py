@@ -470,6 +470,8 @@ _PURE: dict[str, Callable[..., Any]] = {
     "any": any, "all": all, "ceil": math.ceil, "floor": math.floor,
 }  # fmt: skip
 _MODULES = {"math"}
+#: The names a method's receiver goes by (a call on them is a method of the enclosing class, see ``_callee``).
+_SELF = frozenset({"self", "cls"})
 #: Methods of a decided built-in value that only read it (``class_name.startswith("Llava")``), by its type.
 _METHODS: dict[type, frozenset[str]] = {
     str: frozenset({
@@ -554,6 +556,15 @@ class Evaluator:
             return self._dict(node, scope)
         if isinstance(node, ast.Subscript):
             value, index = self.expr(node.value, scope), self.expr(node.slice, scope)
+            if isinstance(value, Known) and isinstance(value.value, ClassRef) and isinstance(index, Known):
+                if not isinstance(index.value, str):
+                    return Unknown((_text(node),))
+                member = self._class_attribute(value.value, index.value)  # an enum's member by its name
+                return (
+                    member
+                    if isinstance(member, Unknown) or isinstance(member.value, Member)
+                    else Unknown((_text(node),))
+                )
             return _apply(lambda v, i: v[i], value, index)
         if isinstance(node, ast.Call):
             return self._call(node, scope)
@@ -704,7 +715,8 @@ class Evaluator:
         if isinstance(node.value, ast.Name) and node.value.id == "self" and scope.env is not None:
             if f"self.{node.attr}" in scope.env and node.attr not in self.facts.forced:
                 return _force(scope.env[f"self.{node.attr}"])
-        if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+        bound = isinstance(node.value, ast.Name) and _bound_receiver(scope.env, node.value.id)
+        if bound or not (isinstance(node.value, ast.Name) and node.value.id in _SELF):
             receiver = self.expr(node.value, scope)
             if isinstance(receiver, Known) and isinstance(receiver.value, ClassRef):
                 return self._class_attribute(receiver.value, node.attr)
@@ -774,6 +786,8 @@ class Evaluator:
 
     def _writes(self, attr: str, owner: str, scope: _Scope) -> Value:
         paths = self.code.naming(attr)
+        if paths is None and owner == "self" and scope.cls is not None:
+            paths = [scope.path]  # a word too common to follow: the reading class's own writes, in its file
         if paths is None:
             return Unknown((attr,))
         # only the files whose text writes it are parsed (an assignment to it, a field, a property)
@@ -888,6 +902,10 @@ class Evaluator:
             method = self._method(func, node, scope)
             if method is not None:
                 return method
+        if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in _SELF):
+            method = self._on_decided(func, node, scope)
+            if method is not None:
+                return method
         target = self._callee(func, chain, scope)
         if target is None:
             return Unknown((_text(node),))
@@ -898,6 +916,36 @@ class Evaluator:
         if isinstance(bound, Unknown):
             return bound
         return self._body(function, path, cls, bound, scope.depth + 1)
+
+    def _on_decided(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
+        """A method of a class of the tree called on a decided receiver: a class the code names (a classmethod or
+        staticmethod: ``SpeculativeAlgorithm.from_string(name)``), or a member of an enum of the tree
+        (``algorithm.is_none()``, run with ``self`` the member); None when the receiver is neither."""
+        receiver = self.expr(func.value, scope)
+        if not isinstance(receiver, Known):
+            return None
+        if isinstance(receiver.value, ClassRef):
+            path, cls = receiver.value.path, receiver.value.node
+        elif isinstance(receiver.value, Member):
+            found = [(p, d) for p, d in self.code.definitions(receiver.value.enum) if isinstance(d, ast.ClassDef)]
+            if len(found) != 1:
+                return None
+            path, cls = found[0]
+        else:
+            return None
+        method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == func.attr), None)
+        if method is None:
+            return None
+        kind = _kind(method)
+        if kind == "instance" and isinstance(receiver.value, ClassRef):
+            return None  # an instance method called on its class: its first argument is the instance
+        bound = self._bind(method, node, scope, method=kind != "static")
+        if isinstance(bound, Unknown):
+            return bound
+        first = [*method.args.posonlyargs, *method.args.args][:1]
+        if kind != "static" and first:
+            bound[first[0].arg] = receiver if kind == "instance" else Known(ClassRef(path, cls), receiver.why)
+        return self._body(method, path, cls, bound, scope.depth + 1)
 
     def _method(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
         """A reading method of a decided built-in value (see ``_METHODS``); None when the receiver is not one."""
@@ -1438,6 +1486,19 @@ def _parameters(function: ast.AST) -> set[str]:
         return set()
     arguments = function.args
     return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
+    """Whether ``self``/``cls`` is bound to a decided class or enum member (a method run on one), whose
+    attributes are its own, not the tree's writes of them."""
+    value = env.get(name) if env is not None and name in _SELF else None
+    return isinstance(value, Known) and isinstance(value.value, (ClassRef, Member))
+
+
+def _kind(function: ast.FunctionDef) -> str:
+    """``static``, ``class`` or ``instance``: how a method is bound, by its decorators."""
+    names = {(chain_of(d)[-1:] or [""])[0] for d in function.decorator_list}
+    return "static" if "staticmethod" in names else "class" if "classmethod" in names else "instance"
 
 
 def _static(function: ast.AST) -> bool:

@@ -102,11 +102,11 @@ def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | Non
     loading = {key[1].rsplit(".", 2)[-2] for key in loads.callers if key[1].endswith(".__init__")}
     ways = _Ways(reach, leading, _Factories(code, loading))
     for key in dict.fromkeys(functions):
-        found = ways.up(key, ())
+        # what runs first, from the first entry that is the program's: a benchmark's, an example's or a
+        # test's way in builds the same workers in its own order, which says nothing of the program's
+        found = [way for way in ways.up(key, ()) if not _aside(way.root[0])]
         if found:
-            # what runs first, from the first entry that is the program's (a benchmark's or an example's
-            # way in builds the same workers, and is not the place to name)
-            first = min(found, key=lambda way: (_aside(way.root[0]), way.root, way.lines))
+            first = min(found, key=lambda way: (way.root, way.lines))
             return Order(tuple(first.loads), f"{key[0]}:{key[1]}")
     return None
 
@@ -217,12 +217,16 @@ MAX_FACTORIES = 4
 
 
 #: Folders whose code drives the program from the side (benchmarks, examples, scripts), not its own way in.
-_ASIDE = frozenset({"bench", "benchmark", "benchmarks", "example", "examples", "script", "scripts", "tools"})
+_ASIDE = frozenset({
+    "bench", "benchmark", "benchmarks", "example", "examples", "script", "scripts", "tools", "test", "tests",
+})  # fmt: skip
 
 
 def _aside(path: str) -> bool:
-    """Whether *path* is in a benchmark's, an example's or a script's folder."""
-    return not _ASIDE.isdisjoint(path.split("/")[:-1])
+    """Whether *path* is in a benchmark's, an example's, a script's or a test's folder, or is a module named as
+    one (``bench_one_batch.py``, ``auto_benchmark.py``)."""
+    *folders, name = path.split("/")
+    return not _ASIDE.isdisjoint([*folders, *name.removesuffix(".py").split("_")])
 
 
 def _function(code: Code, path: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -49,7 +49,7 @@ REACH = "reach"
 #: Point kinds a cap can be.
 STEP_KINDS = frozenset({"write", "local", "field", "return"})
 #: At most this many functions and classes have their callers searched ...
-MAX_SEARCHED = 80
+MAX_SEARCHED = 100
 #: ... at most this many calls up from a step's function ...
 MAX_DEPTH = 12
 #: ... and only when the name is called in at most this many modules (a helper called from everywhere is
