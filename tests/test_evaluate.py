@@ -99,6 +99,14 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root.parent
 
 
+def _package(folder: Path, name: str) -> Path:
+    """An empty package *name* in *folder* (its modules are written by the test)."""
+    root = folder / name
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    return root
+
+
 def _evaluator(tree: Path, config: ModelConfig | None = None, **facts: object) -> Evaluator:
     env = facts.pop("env", {})
     observed = Known(42.0, ("the log",))
@@ -207,9 +215,7 @@ def test_properties_and_what_cannot_be_followed(tree: Path) -> None:
 
 
 def test_recursion_and_cycles_end(tmp_path: Path) -> None:
-    root = tmp_path / "loop"
-    root.mkdir()
-    (root / "__init__.py").write_text("")
+    root = _package(tmp_path, "loop")
     (root / "m.py").write_text(
         "A = B\nB = A\n\ndef f(n):\n    return f(n - 1) + 1\n\nclass C:\n    def g(self):\n        return self.x\n"
         "    @property\n    def x(self):\n        return self.x + 1\n"
@@ -223,9 +229,7 @@ def test_recursion_and_cycles_end(tmp_path: Path) -> None:
 def test_values_too_large_to_follow_are_not_built(tmp_path: Path) -> None:
     """A module constant the evaluator would have to build huge (a string or list repeated, a power, a shift)
     is unknown, said so, and costs nothing; a long chain of updates ends unknown, not in a crash."""
-    root = tmp_path / "big"
-    root.mkdir()
-    (root / "__init__.py").write_text("")
+    root = _package(tmp_path, "big")
     chain = "\n".join(["def f(a):", "    x = 1", *["    x += a"] * 5000, "    return x"])
     (root / "m.py").write_text(
         "S = 'a' * 10\nT = S * 10 ** 9\nP = 2 ** 10 ** 10\nQ = 3 << 10 ** 9\nR = [0] * 10 ** 12\nOK = 2 ** 10\n" + chain
@@ -240,9 +244,7 @@ def test_values_too_large_to_follow_are_not_built(tmp_path: Path) -> None:
 def test_enum_members_and_an_attribute_an_elif_chain_sets(tmp_path: Path) -> None:
     """``AttentionArch.MLA`` (an ``auto()`` member) equals itself and not its sibling; an attribute that an
     ``if``/``elif`` chain of one method writes is what that method's flow leaves it for the facts."""
-    root = tmp_path / "arch"
-    root.mkdir()
-    (root / "__init__.py").write_text("")
+    root = _package(tmp_path, "arch")
     (root / "m.py").write_text(
         textwrap.dedent("""
         from enum import Enum, IntEnum, auto
@@ -317,9 +319,7 @@ def test_a_config_known_in_part_assumes_its_model_type_and_says_so(tree: Path) -
 
 
 def test_reading_methods_of_decided_values_and_isinstance_of_none(tmp_path: Path) -> None:
-    root = tmp_path / "meth"
-    root.mkdir()
-    (root / "__init__.py").write_text("")
+    root = _package(tmp_path, "meth")
     (root / "m.py").write_text(
         textwrap.dedent("""
         class KimiLinearConfig:
@@ -349,9 +349,7 @@ def test_reading_methods_of_decided_values_and_isinstance_of_none(tmp_path: Path
 
 
 def test_classmethods_enum_members_methods_and_a_common_attribute_of_the_reading_class(tmp_path: Path) -> None:
-    root = tmp_path / "spec"
-    root.mkdir()
-    (root / "__init__.py").write_text("")
+    root = _package(tmp_path, "spec")
     (root / "m.py").write_text(
         textwrap.dedent("""
         class Algorithm(IntEnum):

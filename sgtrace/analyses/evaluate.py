@@ -898,12 +898,8 @@ class Evaluator:
             return Unknown((_text(node),))
         if isinstance(func, ast.Name) and func.id in _PURE or (chain[:1] and chain[0] in _MODULES and name in _PURE):
             return self._pure(_PURE[name], node, scope)
-        if isinstance(func, ast.Attribute) and any(func.attr in names for names in _METHODS.values()):
-            method = self._method(func, node, scope)
-            if method is not None:
-                return method
-        if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in _SELF):
-            method = self._on_decided(func, node, scope)
+        if isinstance(func, ast.Attribute):
+            method = self._on_receiver(func, node, scope)
             if method is not None:
                 return method
         target = self._callee(func, chain, scope)
@@ -912,18 +908,29 @@ class Evaluator:
         path, function, cls = target
         if scope.depth >= MAX_DEPTH * 4:
             return Unknown((_text(node),))
-        bound = self._bind(function, node, scope, method=cls is not None and not _static(function))
+        bound = self._bind(function, node, scope, method=cls is not None and _kind(function) != "static")
         if isinstance(bound, Unknown):
             return bound
         return self._body(function, path, cls, bound, scope.depth + 1)
 
-    def _on_decided(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
-        """A method of a class of the tree called on a decided receiver: a class the code names (a classmethod or
-        staticmethod: ``SpeculativeAlgorithm.from_string(name)``), or a member of an enum of the tree
-        (``algorithm.is_none()``, run with ``self`` the member); None when the receiver is neither."""
+    def _on_receiver(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
+        """A method called on a decided receiver (evaluated once): a reading method of a built-in value
+        (``_METHODS``), else a method of a class of the tree (see ``_on_decided``; not on ``self``/``cls``,
+        whose methods ``_callee`` finds); None when it is neither."""
+        on_self = isinstance(func.value, ast.Name) and func.value.id in _SELF
+        if on_self and not any(func.attr in names for names in _METHODS.values()):
+            return None
         receiver = self.expr(func.value, scope)
         if not isinstance(receiver, Known):
             return None
+        if func.attr in _METHODS.get(type(receiver.value), ()):
+            return self._method(receiver, func.attr, node, scope)
+        return None if on_self else self._on_decided(receiver, func.attr, node, scope)
+
+    def _on_decided(self, receiver: Known, name: str, node: ast.Call, scope: _Scope) -> Value | None:
+        """A method of a class of the tree called on a decided *receiver*: a class the code names (a classmethod or
+        staticmethod: ``SpeculativeAlgorithm.from_string(name)``), or a member of an enum of the tree
+        (``algorithm.is_none()``, run with ``self`` the member); None when the receiver is neither."""
         if isinstance(receiver.value, ClassRef):
             path, cls = receiver.value.path, receiver.value.node
         elif isinstance(receiver.value, Member):
@@ -933,7 +940,7 @@ class Evaluator:
             path, cls = found[0]
         else:
             return None
-        method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == func.attr), None)
+        method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if method is None:
             return None
         kind = _kind(method)
@@ -947,31 +954,31 @@ class Evaluator:
             bound[first[0].arg] = receiver if kind == "instance" else Known(ClassRef(path, cls), receiver.why)
         return self._body(method, path, cls, bound, scope.depth + 1)
 
-    def _method(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
-        """A reading method of a decided built-in value (see ``_METHODS``); None when the receiver is not one."""
-        receiver = self.expr(func.value, scope)
-        if not isinstance(receiver, Known) or func.attr not in _METHODS.get(type(receiver.value), ()):
-            return None
+    def _method(self, receiver: Known, name: str, node: ast.Call, scope: _Scope) -> Value:
+        """A reading method of a decided built-in value (see ``_METHODS``) with the call's arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return Unknown((_text(node),))
-        args = [self.expr(a, scope) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg}
-        unknown = [v for v in [*args, *kwargs.values()] if isinstance(v, Unknown)]
-        if unknown:
-            return Unknown(tuple(dict.fromkeys(n for u in unknown for n in u.needs)))
+        evaluated = self._arguments(node, scope)
+        if isinstance(evaluated, Unknown):
+            return evaluated
+        args, kwargs = evaluated
         try:
-            result = getattr(receiver.value, func.attr)(
-                *(a.value for a in args if isinstance(a, Known)),
-                **{k: v.value for k, v in kwargs.items() if isinstance(v, Known)},
-            )
+            result = getattr(receiver.value, name)(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         except (TypeError, ValueError, AttributeError):
             return Unknown((_text(node),))
         if isinstance(result, (KeysView, ValuesView, ItemsView)):
             result = list(result)
-        why = tuple(
-            dict.fromkeys(w for v in (receiver, *args, *kwargs.values()) if isinstance(v, Known) for w in v.why)
-        )
-        return Known(result, why)
+        return Known(result, tuple(dict.fromkeys(w for v in (receiver, *args, *kwargs.values()) for w in v.why)))
+
+    def _arguments(self, node: ast.Call, scope: _Scope) -> tuple[list[Known], dict[str, Known]] | Unknown:
+        """The call's arguments, evaluated (a starred one as the value it spreads; keywords by name), or what the
+        undecided ones need."""
+        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, scope) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg}
+        unknown = [v for v in [*args, *kwargs.values()] if isinstance(v, Unknown)]
+        if unknown:
+            return Unknown(tuple(dict.fromkeys(n for u in unknown for n in u.needs)))
+        return [a for a in args if isinstance(a, Known)], {k: v for k, v in kwargs.items() if isinstance(v, Known)}
 
     def _pure(self, function: Callable[..., Any], node: ast.Call, scope: _Scope) -> Value:
         if node.keywords and function not in (min, max, round, sorted):
@@ -981,16 +988,15 @@ class Evaluator:
             if isinstance(items, Unknown):
                 return items
             return Known(function(items.value), items.why)
-        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, scope) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value, scope) for k in node.keywords if k.arg}
-        unknown = [v for v in [*args, *kwargs.values()] if isinstance(v, Unknown)]
-        if unknown:
-            return Unknown(tuple(dict.fromkeys(n for u in unknown for n in u.needs)))
+        evaluated = self._arguments(node, scope)
+        if isinstance(evaluated, Unknown):
+            return evaluated
+        args, kwargs = evaluated
         values = []
         for a, v in zip(node.args, args, strict=True):
-            values.extend(v.value) if isinstance(a, ast.Starred) else values.append(v.value)  # type: ignore[union-attr]
-        result = function(*values, **{k: v.value for k, v in kwargs.items()})  # type: ignore[union-attr]
-        return Known(result, tuple(dict.fromkeys(w for v in args if isinstance(v, Known) for w in v.why)))
+            values.extend(v.value) if isinstance(a, ast.Starred) else values.append(v.value)
+        result = function(*values, **{k: v.value for k, v in kwargs.items()})
+        return Known(result, tuple(dict.fromkeys(w for v in args for w in v.why)))
 
     def _generated(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp, scope: _Scope, lazy: bool) -> Value:
         """The items of a one-``for`` comprehension over a known sequence (conditions known per item)."""
@@ -1026,8 +1032,8 @@ class Evaluator:
         """``isinstance(config, A | B)`` for the model's config: a configuration class of the tree is known by
         its ``model_type`` (as Hugging Face tells them apart); None when it is not about the model's config."""
         receiver = self.expr(node.args[0], scope)
+        classes = _union(node.args[1])
         if isinstance(receiver, Known) and receiver.value is None:
-            classes = _union(node.args[1])
             if classes and not {"object", "NoneType", "type(None)"} & set(classes):
                 return Known(False, receiver.why)  # None is an instance of no class the code names
         if not (isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig)):
@@ -1035,7 +1041,6 @@ class Evaluator:
         model_type = receiver.value.get("model_type")
         if isinstance(model_type, Unknown):
             return model_type
-        classes = _union(node.args[1])
         needs: list[str] = []
         spelt: list[str] = []
         for name in classes:
@@ -1495,16 +1500,10 @@ def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
     return isinstance(value, Known) and isinstance(value.value, (ClassRef, Member))
 
 
-def _kind(function: ast.FunctionDef) -> str:
+def _kind(function: ast.AST) -> str:
     """``static``, ``class`` or ``instance``: how a method is bound, by its decorators."""
-    names = {(chain_of(d)[-1:] or [""])[0] for d in function.decorator_list}
+    names = {(chain_of(d)[-1:] or [""])[0] for d in getattr(function, "decorator_list", ())}
     return "static" if "staticmethod" in names else "class" if "classmethod" in names else "instance"
-
-
-def _static(function: ast.AST) -> bool:
-    return isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list
-    )
 
 
 def _member(receiver: Known, name: str) -> Value:

@@ -14,7 +14,7 @@ import ast
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -191,21 +191,22 @@ def build(
 def _sized_in(code: Code, result: Explanation) -> list[tuple[str, str]]:
     """(path, qualname) of the functions that hold the statements of the formula that predicted the pool: the
     run went through them (none without a prediction)."""
-    found = []
-    for path, line in result.sized_at:
-        function, cls = code.enclosing(path, line)
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append((path, f"{cls.name}.{function.name}" if cls is not None else function.name))
-    return found
+    return _enclosing(code, result.sized_at)
 
 
 def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]:
     """(path, qualname) of the functions of the formula's statements, in their order."""
+    return _enclosing(code, sorted((s.path, s.line) for s in sites))
+
+
+def _enclosing(code: Code, places: Iterable[tuple[str, int]]) -> list[tuple[str, str]]:
+    """(path, qualname) of the function that holds each (path, line), in their order (a place outside any
+    function: none)."""
     found = []
-    for site in sorted(sites, key=lambda s: (s.path, s.line)):
-        function, cls = code.enclosing(site.path, site.line)
+    for path, line in places:
+        function, cls = code.enclosing(path, line)
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append((site.path, f"{cls.name}.{function.name}" if cls is not None else function.name))
+            found.append((path, f"{cls.name}.{function.name}" if cls is not None else function.name))
     return found
 
 
