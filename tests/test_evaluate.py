@@ -18,8 +18,11 @@ from sgtrace.analyses.evaluate import (
     ModelConfig,
     Profile,
     Unknown,
+    Words,
     model_type_of,
 )
+from sgtrace.analyses.operator import evaluator_profile
+from sgtrace.analyses.profile import SGLANG
 from sgtrace.discover import discover
 
 MODELS = """
@@ -111,7 +114,7 @@ def _evaluator(tree: Path, config: ModelConfig | None = None, **facts: object) -
     env = facts.pop("env", {})
     observed = Known(42.0, ("the log",))
     profile = Profile(
-        frozenset({"hf_config"}), lambda name, path, line: observed if name.startswith("get_avail") else None
+        Words(frozenset({"hf_config"})), lambda name, path, line: observed if name.startswith("get_avail") else None
     )
     given = Facts(values=facts, model=config, env=env)  # type: ignore[arg-type]
     return Evaluator(Code(discover(str(tree)).files), given, profile)
@@ -275,7 +278,7 @@ def test_enum_members_and_an_attribute_an_elif_chain_sets(tmp_path: Path) -> Non
                 return self.model_config.attention_arch == Arch.MLA
     """)
     )
-    profile = Profile(frozenset({"hf_config"}))
+    profile = Profile(Words(frozenset({"hf_config"})))
     files = discover(str(tmp_path)).files
     line = next(i for i, text in enumerate((root / "m.py").read_text().splitlines(), 1) if "== Arch.MLA" in text)
     for architecture, expected in (("DeepseekV3ForCausalLM", True), ("LlamaForCausalLM", False)):
@@ -337,7 +340,7 @@ def test_reading_methods_of_decided_values_and_isinstance_of_none(tmp_path: Path
         """)
     )
     files = discover(str(tmp_path)).files
-    profile = Profile(frozenset({"hf_config"}))
+    profile = Profile(Words(frozenset({"hf_config"})))
     for architecture, expected in (("LlavaQwenForCausalLM", "llava"), ("A", 1), ("LlamaForCausalLM", "plain")):
         model = ModelConfig({"architectures": [architecture]}, True, "config.json")
         found = Evaluator(Code(files), Facts(model=model), profile).at("text_of(self.hf_config)", "meth/m.py", 1)
@@ -399,3 +402,97 @@ def test_classmethods_enum_members_methods_and_a_common_attribute_of_the_reading
     assert eagle.at("self.spec.is_none()", "spec/m.py", line).value is False
     assert isinstance(eagle.at("self.draft is not None", "spec/m.py", line), Unknown)  # a factory's value
     assert isinstance(eagle.at("Algorithm[1]", "spec/m.py", line), Unknown)  # an enum is indexed by name only
+
+
+RUNNER = """
+import torch
+
+_BY_NAME = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def verify_dtype(config, dtype):
+    config_dtype = getattr(config, "torch_dtype", None)
+    if isinstance(config_dtype, str):
+        config_dtype = _BY_NAME.get(config_dtype, None)
+    if config_dtype is None:
+        config_dtype = torch.float32
+    if isinstance(dtype, str) and dtype == "auto":
+        return torch.float16 if config_dtype == torch.float32 else config_dtype
+    return _BY_NAME[dtype]
+
+
+class ModelConfig:
+    def __init__(self, hf_config, dtype):
+        self.hf_config = hf_config
+        self.num_hidden_layers = self.hf_config.num_hidden_layers
+        self.dtype = verify_dtype(self.hf_config, dtype)
+
+    def as_draft(self):
+        self.hf_config.num_hidden_layers = 1  # another object's attribute: not this class's
+
+
+class Runner:
+    def __init__(self, server_args):
+        self.server_args = server_args
+        self.model_config = ModelConfig(self.hf_config, server_args.dtype)
+        self.dtype = self.model_config.dtype
+        self.page_size = server_args.page_size
+
+    def configure(self):
+        if self.server_args.kv_cache_dtype == "auto":
+            quant = getattr(self.model, "quant_config", None)
+            if getattr(quant, "kv_cache_quant_algo", None) == "FP8":
+                self.kv_cache_dtype = torch.float8_e4m3fn
+            else:
+                self.kv_cache_dtype = self.dtype
+        elif self.server_args.kv_cache_dtype == "fp8_e4m3":
+            self.kv_cache_dtype = torch.float8_e4m3fn
+
+    def layers(self):
+        self.start_layer = getattr(self.model, "start_layer", 0)
+        self.end_layer = getattr(self.model, "end_layer", self.model_config.num_hidden_layers)
+
+    def cell(self):
+        size = torch._utils._element_size(self.kv_cache_dtype)
+        return (self.end_layer - self.start_layer) * 2 * size
+
+
+def sized(runner: Runner):
+    return runner.kv_cache_dtype.itemsize
+"""
+
+
+def _runner(folder: Path, config: dict[str, object], **facts: object) -> tuple[Evaluator, int]:
+    folder.mkdir(exist_ok=True)
+    root = _package(folder, "eng")
+    (root / "runner.py").write_text(RUNNER)
+    model = ModelConfig(config, True, "config.json")
+    given = Facts(values={"kv_cache_dtype": "auto", **facts}, defaults={"dtype": "auto", "pp_size": 1}, model=model)
+    line = RUNNER.splitlines().index("        return (self.end_layer - self.start_layer) * 2 * size") + 1
+    return Evaluator(Code(discover(str(folder)).files), given, evaluator_profile(SGLANG)), line
+
+
+def test_element_types_the_loaded_model_and_what_a_class_computes_itself(tmp_path: Path) -> None:
+    """The runner's kv_cache_dtype is a tensor type it computes, not the server's argument of that name ("auto");
+    the config's torch_dtype is read as Hugging Face loads it; the loaded model is asked for its defaults only
+    with one pipeline stage, and says so; a write of another object's attribute is not this class's."""
+    config = {"architectures": ["A"], "num_hidden_layers": 61, "torch_dtype": "bfloat16"}
+    evaluator, line = _runner(tmp_path / "bf16", config, page_size=16)
+    dtype = evaluator.at("self.kv_cache_dtype", "eng/runner.py", line)
+    assert isinstance(dtype, Known) and str(dtype.value) == "torch.bfloat16" and dtype.value.size == 2
+    found = evaluator.at("self.cell()", "eng/runner.py", line)
+    assert isinstance(found, Known) and found.value == 61 * 2 * 2, found
+    assert any(evaluate.LOADED_ASSUMED in why and "end_layer" in why for why in found.why)
+    assert evaluator.at("sized(runner)", "eng/runner.py", line).value == 2  # an annotated parameter's class
+    assert evaluator.at("isinstance(self.kv_cache_dtype, str)", "eng/runner.py", line).value is False
+    assert evaluator.at("isinstance(self.server_args.kv_cache_dtype, str)", "eng/runner.py", line).value is True
+    assert evaluator.at("self.page_size", "eng/runner.py", line).value == 16  # a copy of the server's argument
+    # a float32 checkpoint runs in float16 by this code; the server's fp8 argument picks fp8
+    evaluator, _ = _runner(tmp_path / "f32", {**config, "torch_dtype": "float32"})
+    assert evaluator.at("self.model_config.dtype", "eng/runner.py", line).value.name == "float16"  # type: ignore[union-attr]
+    evaluator, _ = _runner(tmp_path / "f8", config, kv_cache_dtype="fp8_e4m3")
+    assert evaluator.at("self.cell()", "eng/runner.py", line).value == 61 * 2 * 1
+    # two pipeline stages: the loaded model holds some of the layers, which nothing before the run tells
+    evaluator, _ = _runner(tmp_path / "pp", config, pp_size=2)
+    found = evaluator.at("self.cell()", "eng/runner.py", line)
+    assert isinstance(found, Unknown) and "the loaded model's end_layer" in found.needs

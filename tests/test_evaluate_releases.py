@@ -114,9 +114,10 @@ def test_a_config_that_may_opt_in_is_assumed_not_to_without_the_config() -> None
         ModelConfig,
         Profile,
         Unknown,
+        Words,
     )
 
-    profile = Profile(frozenset({"hf_config", "hf_text_config"}))
+    profile = Profile(Words(frozenset({"hf_config", "hf_text_config"})))
     args = read_args(mentioning(files, "mem_fraction_static"), "mem_fraction_static", files)
     code = Code(files)
     line = next(i for i, text in enumerate((releases.release(releases.NEWEST) / at).read_text().splitlines(), 1)
@@ -230,6 +231,29 @@ def test_the_predicted_pool_in_tokens_at_the_logs_own_bytes_per_token() -> None:
     assert code == 0 and data["predicted_tokens"] == pytest.approx(159_277, rel=0.001)
     code, data, _ = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL), "--model-config", str(DEEPSEEK_V3))
     assert data["predicted_tokens"] == pytest.approx(8.81 * (1 << 30) / 70_245, rel=0.002)
+
+
+@pytest.mark.parametrize("version", [releases.OLDEST, releases.EARLY_05, releases.MIDDLE])
+def test_the_pool_in_tokens_by_the_releases_own_cell_size(version: str) -> None:
+    """With the model's config.json (61 layers, kv_lora_rank 512, qk_rope_head_dim 64, bf16) the release's own
+    cell-size code gives MLA's (512 + 64) x 61 x 2 = 70,272 bytes a token, and the predicted pool's tokens are
+    the log's 159,277 within 0.1 % (the log's GB figures are rounded to 0.01); before launch the same figures
+    give the same tokens."""
+    code, data, _ = _explain(version, "--log", str(KIMI_JOURNAL), "--model-config", str(DEEPSEEK_V3))
+    assert code == 0 and data["cell"] is not None, data["missing"]
+    assert data["cell"]["bytes_per_token"] == (512 + 64) * 61 * 2
+    assert data["cell"]["code"].endswith("// cell_size") or "// cell_size" in data["cell"]["code"]
+    assert data["predicted_tokens"] == data["cell"]["tokens"] == pytest.approx(159_277, rel=0.001)
+    assert any("torch_dtype (config.json" in why for why in data["cell"]["why"])
+    assert "the release's cell size for this model" in data["answer"]
+    figures = ["--model-config", str(DEEPSEEK_V3), "--set", "mem_fraction_static=0.88", "--set",
+               "avail_before_weights_gb=94.04", "--set", "weights_gb=72.33", "--set", "tp_size=8"]  # fmt: skip
+    code, before, _ = _explain(version, *figures)
+    assert code == 0 and before["predicted_tokens"] == data["predicted_tokens"], before["missing"]
+    # an fp8 KV cache: which fp8 type the release picks depends on the GPU's platform (is_hip(), is_cuda()),
+    # which nothing before the run says: not guessed
+    code, fp8, _ = _explain(version, *figures, "--set", "kv_cache_dtype=fp8_e4m3")
+    assert code == 0 and fp8["cell"] is None and fp8["predicted_tokens"] is None
 
 
 def test_an_env_name_the_release_does_not_declare_is_refused(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import functools
 import math
 import operator
@@ -91,6 +92,8 @@ class ModelConfig:
     origin: str
 
     def get(self, key: str, default: Any = ..., want: str = "") -> Value:
+        if key not in self.values and key in _ALIASES and _ALIASES[key] in self.values:
+            key = _ALIASES[key]  # Hugging Face's own alias (a config.json writes torch_dtype; transformers reads dtype)
         if key in self.values:
             value = self.values[key]
             return Known(_config(value, self) if isinstance(value, dict) else value, (f"{key} ({self.origin})",))
@@ -106,6 +109,7 @@ class ModelConfig:
     def has(self, key: str) -> Value:
         """``hasattr(config, key)``: known for a whole config; for one known in part, a key it does not show is
         assumed absent."""
+        key = _ALIASES[key] if key not in self.values and _ALIASES.get(key) in self.values else key
         if key in self.values or self.complete:
             return Known(key in self.values, (f"{key} in {self.origin}",))
         return Known(False, (f"{key} assumed absent from the model's config.json ({ASSUMED})",))
@@ -115,6 +119,9 @@ def _config(value: dict[str, Any], parent: ModelConfig) -> ModelConfig:
     return ModelConfig(value, parent.complete, parent.origin)
 
 
+#: Keys Hugging Face's configs answer for each other (transformers reads ``dtype`` where an older config.json wrote
+#: ``torch_dtype``, and the other way).
+_ALIASES = {"dtype": "torch_dtype", "torch_dtype": "dtype"}
 #: How an assumption about a config known only in part says what would decide it instead.
 ASSUMED = "only its architecture is known; --model-config reads it"
 #: How a configuration class's model type taken from its name says so (the class extends one outside the tree).
@@ -134,6 +141,26 @@ def model_type_of(architectures: Any) -> str | None:
         return None
     words = re.findall(r"[A-Z]{2,}(?![a-z])\d*|[A-Z][a-z]*\d*|\d+|[a-z]+\d*", stem)
     return "_".join(w.lower() for w in words) if words else None
+
+
+@dataclass(frozen=True, slots=True)
+class Dtype:
+    """An element type of the engine's tensor library (``torch.bfloat16``): its name and its size in bytes."""
+
+    module: str
+    name: str
+    size: int
+
+    @property
+    def itemsize(self) -> int:
+        return self.size
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+#: How an assumption about the loaded model (which nothing reads before the server runs) says so.
+LOADED_ASSUMED = "the loaded model is not read; one pipeline stage holds every layer"
 
 
 @dataclass(frozen=True)
@@ -188,11 +215,30 @@ class Facts:
         return None
 
 
-#: The engine's knowledge the evaluator asks for (see :mod:`sgtrace.analyses.profile`).
 @dataclass(frozen=True)
-class Profile:
+class Words:
+    """What an engine's code means beyond Python, that the evaluator must be told (see
+    :mod:`sgtrace.analyses.profile`)."""
+
     #: Attribute names that hold the model's configuration (``hf_config``).
     model_config: frozenset[str] = frozenset()
+    #: The tensor library's modules (``torch``), its element types by name with their sizes in bytes, and the
+    #: functions that give a type's size (``_element_size``).
+    tensor_modules: frozenset[str] = frozenset()
+    dtypes: Mapping[str, int] = field(default_factory=dict)
+    element_size: frozenset[str] = frozenset()
+    #: Attributes that hold the loaded model (an object of the run, not of the tree), and the server argument
+    #: and value under which what it is asked with a default is that default (one pipeline stage: every layer).
+    loaded_model: frozenset[str] = frozenset()
+    loaded_when: tuple[str, Any] = ("", None)
+    #: Names of the objects that hold the server's arguments (``server_args``): what they hold is the run's.
+    arguments: frozenset[str] = frozenset()
+
+
+#: The engine's knowledge the evaluator asks for: its words, and the calls that stand for what the log shows.
+@dataclass(frozen=True)
+class Profile:
+    words: Words = Words()
     #: Called name -> a value it stands for at the place it is called (a measurement the log shows), or None.
     observe: Callable[[str, str, int], Value | None] = lambda name, path, line: None
 
@@ -298,7 +344,7 @@ class Code:
                 for function in (f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
                     for node in _statements(function.body, (ast.Assign, ast.AnnAssign)):
                         for target in _targets(node):
-                            if isinstance(target, ast.Attribute) and chain_of(target)[:1] == ["self"]:
+                            if isinstance(target, ast.Attribute) and chain_of(target) == ["self", target.attr]:
                                 found.setdefault(target.attr, []).append((cls, node))
             self._writes[path] = found
         return self._writes[path]
@@ -482,6 +528,11 @@ _METHODS: dict[type, frozenset[str]] = {
     list: frozenset({"count", "index"}),
     tuple: frozenset({"count", "index"}),
 }  # fmt: skip
+#: The built-in types ``isinstance`` is decided against, by the name the code gives them.
+_BUILTIN_TYPES: dict[str, type] = {
+    "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list, "tuple": tuple,
+    "set": set, "bytes": bytes,
+}  # fmt: skip
 #: Values the evaluator builds no further than this (a string or list made huge by a loop).
 _MAX_SIZE = 100_000
 
@@ -491,13 +542,17 @@ class Evaluator:
 
     def __init__(self, code: Code, facts: Facts, profile: Profile | None = None) -> None:
         self.code = code
-        self.facts = facts
         self.profile = profile or Profile()
+        if facts.model is not None and self.profile.words.dtypes:
+            values = _typed(facts.model.values, self.profile.words)
+            facts = dataclasses.replace(facts, model=dataclasses.replace(facts.model, values=values))
+        self.facts = facts
         self._attributes: dict[tuple[str, str], Value] = {}
         self._module_env: dict[str, dict[str, Value | _Lazy]] = {}
         self._calls: dict[tuple[int, str], Value] = {}
         self._locals: dict[tuple[int, int], dict[str, Value | _Lazy]] = {}
         self._busy: set[object] = set()
+        self._owned_writes: dict[tuple[str, str, str], tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]] = {}
 
     # -- the questions -------------------------------------------------------------------------------
     def at(self, source: str, path: str, line: int) -> Value:
@@ -709,8 +764,10 @@ class Evaluator:
     def _attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
         """``x.name``: from a known object, the facts, the model's config, else the tree's writes of it."""
         chain = chain_of(node)
-        if chain and chain[-1] in self.profile.model_config and self.facts.model is not None:
+        if chain and chain[-1] in self.profile.words.model_config and self.facts.model is not None:
             return Known(self.facts.model)
+        if len(chain) == 2 and chain[0] in self.profile.words.tensor_modules and chain[1] in self.profile.words.dtypes:
+            return Known(Dtype(chain[0], chain[1], self.profile.words.dtypes[chain[1]]), (f"{chain[0]}.{chain[1]}",))
         given = self.facts.named(node.attr)
         if isinstance(node.value, ast.Name) and node.value.id == "self" and scope.env is not None:
             if f"self.{node.attr}" in scope.env and node.attr not in self.facts.forced:
@@ -722,7 +779,10 @@ class Evaluator:
                 return self._class_attribute(receiver.value, node.attr)
             if isinstance(receiver, Known):
                 return _member(receiver, node.attr)
-        if given is not None:
+        # --set overrides what the code computes, except a server argument's value: a class that computes its own
+        # attribute of that name computes it from the argument
+        overrides = node.attr in self.facts.forced and node.attr not in self.facts.defaults
+        if given is not None and (overrides or not self._computes(node.attr, chain, scope)):
             return given
         return self._written(node.attr, chain, scope)
 
@@ -784,18 +844,29 @@ class Evaluator:
         self._attributes[key] = found
         return found
 
-    def _writes(self, attr: str, owner: str, scope: _Scope) -> Value:
+    def _owned(self, attr: str, owner: str, scope: _Scope) -> tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]:
+        """The tree's writes of *attr* that the read means (the reading class's own, its family's, or the class
+        *owner* names; else all of them), and whether they are its owner's (not all of them); ([], False) for a
+        word too common to follow."""
+        key = ("owned", owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}", attr)
+        if key in self._owned_writes:
+            return self._owned_writes[key]
         paths = self.code.naming(attr)
         if paths is None and owner == "self" and scope.cls is not None:
             paths = [scope.path]  # a word too common to follow: the reading class's own writes, in its file
-        if paths is None:
-            return Unknown((attr,))
-        # only the files whose text writes it are parsed (an assignment to it, a field, a property)
-        written = re.compile(
-            rb"(?:\.|^[ \t]+|def )" + re.escape(attr.encode()) + rb"\b(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()", re.M
-        )
-        paths = [path for path in paths if written.search(self.code.text(path))]
-        writes = [(path, cls, item) for path in paths for cls, item in self.code.writes(path).get(attr, ())]
+        elif paths is None and owner:  # ... or those of the class the owner's name spells (model_config: ModelConfig)
+            spelt = ["".join(word.capitalize() for word in owner.split("_")), *_annotated(scope.function, owner)]
+            paths = [p for name in spelt for p, node in self.code.definitions(name) if isinstance(node, ast.ClassDef)]
+            paths = paths or None
+        writes: list[tuple[str, ast.ClassDef, ast.stmt]] = []
+        mine: list[tuple[str, ast.ClassDef, ast.stmt]] = []
+        if paths is not None:
+            # only the files whose text writes it are parsed (an assignment to it, a field, a property)
+            written = re.compile(
+                rb"(?:\.|^[ \t]+|def )" + re.escape(attr.encode()) + rb"\b(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()", re.M
+            )
+            paths = [path for path in paths if written.search(self.code.text(path))]
+            writes = [(path, cls, item) for path in paths for cls, item in self.code.writes(path).get(attr, ())]
         if owner == "self" and scope.cls is not None:
             own = [w for w in writes if w[1].name == scope.cls.name]
             family = {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}
@@ -804,10 +875,37 @@ class Evaluator:
                 for w in writes
                 if w[1].name in family or family & {chain_of(b)[-1] for b in w[1].bases if chain_of(b)}
             ]
-            writes = own or related or writes
+            mine = own or related
         elif owner:
-            named = [w for w in writes if w[1].name.lower() == owner.replace("_", "").lower()]
-            writes = named or writes
+            named = {owner.replace("_", "").lower(), *(c.lower() for c in _annotated(scope.function, owner))}
+            mine = [w for w in writes if w[1].name.lower() in named]
+        self._owned_writes[key] = (mine or writes, bool(mine))
+        return self._owned_writes[key]
+
+    def _computes(self, attr: str, chain: Sequence[str], scope: _Scope) -> bool:
+        """Whether the object an attribute is read on computes it itself (one of its class's writes is no copy of
+        a parameter or of a server argument of that name): then the run's argument of that name is not its value
+        (a runner's ``kv_cache_dtype`` is a tensor type, the server's argument a word)."""
+        owner = chain[-2] if len(chain) >= 2 else ""
+        if not owner or owner in self.profile.words.arguments:
+            return False
+        writes, mine = self._owned(attr, owner, scope)
+        if not mine:
+            return False
+        for _, _, item in writes:
+            if not isinstance(item, (ast.Assign, ast.AnnAssign)) or item.value is None:
+                return True  # a property
+            value = item.value
+            copied = chain_of(value)
+            if copied[-1:] == [attr] and (len(copied) == 1 or copied[-2] in self.profile.words.arguments):
+                continue
+            if isinstance(value, ast.Call) and chain_of(value.func)[-1:] == ["field"]:
+                continue
+            return True
+        return False
+
+    def _writes(self, attr: str, owner: str, scope: _Scope) -> Value:
+        writes, _ = self._owned(attr, owner, scope)
         if not writes or len(writes) > MAX_WRITES:
             return Unknown((attr,))
         values: list[Value] = []
@@ -881,6 +979,11 @@ class Evaluator:
                 return registry
         if name == "getattr" and len(node.args) in (2, 3):
             return self._getattr(node, scope)
+        if name in self.profile.words.element_size and len(node.args) == 1 and not node.keywords:
+            dtype = self.expr(node.args[0], scope)
+            if isinstance(dtype, Known) and isinstance(dtype.value, Dtype):
+                return Known(dtype.value.size, dtype.why)
+            return dtype if isinstance(dtype, Unknown) else Unknown((_text(node),))
         if name == "hasattr" and len(node.args) == 2:
             receiver, key = self.expr(node.args[0], scope), self.expr(node.args[1], scope)
             if isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig) and isinstance(key, Known):
@@ -1036,6 +1139,8 @@ class Evaluator:
         if isinstance(receiver, Known) and receiver.value is None:
             if classes and not {"object", "NoneType", "type(None)"} & set(classes):
                 return Known(False, receiver.why)  # None is an instance of no class the code names
+        if isinstance(receiver, Known) and classes and set(classes) <= {*_BUILTIN_TYPES, "dtype"}:
+            return self._builtin_instance(receiver, classes)
         if not (isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig)):
             return None
         model_type = receiver.value.get("model_type")
@@ -1057,6 +1162,19 @@ class Evaluator:
         if needs:
             return Unknown(tuple(needs))
         return Known(False, (*model_type.why, f"not {' | '.join(classes)}", *spelt))
+
+    @staticmethod
+    def _builtin_instance(receiver: Known, classes: Sequence[str]) -> Value | None:
+        """``isinstance(x, str)`` (or ``int``, ``dict``..., or the tensor library's ``dtype``) for a decided value:
+        a model config is a configuration object, not a dict; None for a value of no such kind."""
+        value = receiver.value
+        if isinstance(value, (ModelConfig, Dtype)):
+            kinds: tuple[str, ...] = ("dtype",) if isinstance(value, Dtype) else ()
+        elif type(value) in _BUILTIN_TYPES.values():
+            kinds = tuple(name for name, kind in _BUILTIN_TYPES.items() if isinstance(value, kind))
+        else:
+            return None
+        return Known(bool(set(kinds) & set(classes)), receiver.why)
 
     def _declares(self, name: str) -> bool:
         """Whether a class of the tree is named *name*."""
@@ -1087,9 +1205,26 @@ class Evaluator:
                 return receiver.value.get(name.value)
             return receiver.value.get(name.value, default.value)
         if isinstance(receiver, Known):
-            return _member(receiver, name.value)
+            member = _member(receiver, name.value)
+            if receiver.value is None and isinstance(default, Known):
+                return _why(default, receiver.why)  # None has no attribute of a name the code asks for
+            return member
+        if isinstance(default, Known) and (chain_of(node.args[0])[-1:] or [""])[0] in self.profile.words.loaded_model:
+            return self._loaded(name.value, default)
         attribute = ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Load())
         return self._attribute(attribute, scope)
+
+    def _loaded(self, name: str, default: Known) -> Value:
+        """An attribute of the loaded model asked for with a default: the default, assumed and said so, where the
+        run has one pipeline stage (the model holds every layer); unknown otherwise."""
+        argument, value = self.profile.words.loaded_when
+        stages = self.facts.named(argument) if argument else None
+        if stages is None and argument:
+            return Unknown((argument,))
+        if isinstance(stages, Unknown) or (isinstance(stages, Known) and stages.value != value):
+            return Unknown((f"the loaded model's {name}",))
+        why = stages.why if isinstance(stages, Known) else ()
+        return Known(default.value, (*why, f"the loaded model's {name} assumed its default ({LOADED_ASSUMED})"))
 
     def _env_var(self, name: str) -> Value | None:
         """``envs.NAME.get()``: --env's value, else the default its registry declares (None: no registry entry)."""
@@ -1491,6 +1626,35 @@ def _parameters(function: ast.AST) -> set[str]:
         return set()
     arguments = function.args
     return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+def _annotated(function: ast.AST | None, name: str) -> list[str]:
+    """The class a parameter *name* of *function* is annotated with (``kvc: KVCacheConfigurator``), if any."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    arguments = function.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        if argument.arg == name and argument.annotation is not None:
+            annotation = argument.annotation
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                return [annotation.value.strip()]
+            spelt = chain_of(annotation)
+            return spelt[-1:]
+    return []
+
+
+def _typed(values: Mapping[str, Any], profile: Words) -> dict[str, Any]:
+    """A config's element types as the tensor library's (Hugging Face's configs turn ``"torch_dtype":
+    "bfloat16"`` into ``torch.bfloat16`` when they load), in nested configs too."""
+    module = min(profile.tensor_modules, default="")
+    typed: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            value = _typed(value, profile)
+        elif key in _ALIASES and isinstance(value, str) and value in profile.dtypes and module:
+            value = Dtype(module, value, profile.dtypes[value])
+        typed[key] = value
+    return typed
 
 
 def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY
+from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY, LOADED_ASSUMED
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.messages import QUANTITIES, quote
@@ -40,6 +40,8 @@ _ASSUMPTION = re.compile(
     + re.escape(ASSUMED)
     + "|"
     + re.escape(CLASS_ASSUMED)
+    + "|"
+    + re.escape(LOADED_ASSUMED)
     + r")\)"
 )
 
@@ -136,6 +138,23 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Cell:
+    """The release's own bytes per token, evaluated for the run's model, and the pool in tokens it gives."""
+
+    #: Bytes one token takes in the pool (every layer's K and V, or MLA's latent), per GPU.
+    per_token: int
+    #: The predicted pool in tokens (the statement that divides the budget by the cell size), before page
+    #: rounding; None when that statement could not be evaluated with the prediction.
+    tokens: int | None
+    #: The statement that divides, where it is.
+    path: str
+    line: int
+    code: str
+    #: The facts and places that decided the cell size.
+    why: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Explanation:
     """The formula evaluated, the prediction, what the log observed, and which caps applied."""
 
@@ -161,18 +180,24 @@ class Explanation:
     worked: dict[str, str] = field(default_factory=dict)
     #: (path, line) of the statements of the prediction's chain: the run sized its pool there.
     sized_at: tuple[tuple[str, int], ...] = ()
+    #: The release's cell size evaluated for the run's model, and the tokens it gives (None if not decided).
+    cell: Cell | None = None
 
     @property
     def assumptions(self) -> tuple[str, ...]:
-        """What the answer takes as given about a model config known only in part (the log names the
-        architecture): each fact so taken, once, in the order first met."""
+        """What the answer takes as given that neither the log nor the model's config shows (a config known only by
+        its architecture, the loaded model's layers): each fact so taken, once, in the order first met."""
         texts = [*self.worked.values(), *(why for _, _, why in self.caps)]
+        texts += ["; ".join(self.cell.why)] if self.cell is not None else []
         return tuple(dict.fromkeys(m.group(1) for text in texts for m in _ASSUMPTION.finditer(text)))
 
     @property
     def predicted_tokens(self) -> int | None:
-        """The predicted pool in tokens at the log's own bytes per token (its pool's bytes over its tokens), before
-        page rounding; None without both."""
+        """The predicted pool in tokens, before page rounding: by the release's own cell size for the run's model
+        where it was decided, else at the log's own bytes per token (its pool's bytes over its tokens); None
+        without either."""
+        if self.cell is not None and self.cell.tokens is not None:
+            return self.cell.tokens
         if self.kv_budget_gb is None or not self.bytes_per_token or self.kv_budget_gb <= 0:
             return None
         return int(self.kv_budget_gb * (1 << 30) // self.bytes_per_token)

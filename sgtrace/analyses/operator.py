@@ -14,17 +14,20 @@ import ast
 import dataclasses
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from sgtrace.analyses.evaluate import Code, Evaluator, Facts, Known, ModelConfig, Profile, Value
 from sgtrace.analyses.explain import (
     AT_SIZING,
+    Cell,
     Explanation,
+    Missing,
     Observation,
     Reading,
     Resolve,
+    evaluate,
     explain,
     imply,
     multiplied,
@@ -157,7 +160,8 @@ def build(
         )
     env_unread = _unread_env(code, given.env, given.strict_env)
     given = dataclasses.replace(given, env={k: v for k, v in given.env.items() if k not in env_unread})
-    resolve = resolver(code, sites, known, origins, args, chosen, given)
+    shown = {name: value for name, value in _shown(known, chosen).items() if name not in known}
+    resolve = resolver(code, sites, {**known, **shown}, {**{n: _SHOWN for n in shown}, **origins}, args, chosen, given)
     reading = Reading(resolve, code.guards)
     result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
     # what the log's pool implies, the log's run sized it: in its own order (its draft after its pools or not)
@@ -175,6 +179,7 @@ def build(
         implied=implied,
         missing=_hints(result.missing, known),
     )
+    result = dataclasses.replace(result, cell=cell_of(code, result, resolve))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)
@@ -186,6 +191,51 @@ def build(
         env_unread,
     )  # fmt: skip
     return result, context
+
+
+def cell_of(code: Code, result: Explanation, resolve: Resolve) -> Cell | None:
+    """The release's bytes per token for the run's model: the statement after the prediction's last one, in its
+    function, that divides what it bound by a size (``int(rest_memory * (1 << 30)) // cell_size``), its divisor
+    evaluated by the release's code; with the tokens that statement gives for the predicted budget. None where
+    no such statement follows or the size is not decided."""
+    if not result.sized_at or result.kv_budget_gb is None:
+        return None
+    path, line = result.sized_at[-1]
+    target = next((s.target for s in result.steps if (s.path, s.line) == (path, line)), "")
+    function, _ = code.enclosing(path, line)
+    if not target or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    later = sorted(
+        (s for s in ast.walk(function) if isinstance(s, (ast.Assign, ast.Return, ast.AnnAssign)) and s.lineno > line),
+        key=lambda s: s.lineno,
+    )
+    for statement in later:
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div))):
+                continue
+            if target not in {n.id for n in ast.walk(node.left) if isinstance(n, ast.Name)}:
+                continue
+            if isinstance(node.right, ast.Constant):
+                continue  # a change of unit, not a size per token
+            size = resolve(ast.unparse(node.right), path, statement.lineno)
+            value = getattr(size, "value", None) if hasattr(size, "why") else None
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                return None
+            source = code.text(path).decode("utf-8", "replace")
+            text = ast.get_source_segment(source, statement) or ast.unparse(statement)
+            try:
+                left = evaluate(node.left, lambda name: _budget_only(name, target, result.kv_budget_gb))
+                tokens = int(left // value if isinstance(node.op, ast.FloorDiv) else left / value)
+            except (Missing, TypeError, ValueError, ArithmeticError):
+                tokens = None
+            return Cell(value, tokens, path, statement.lineno, " ".join(text.split()), tuple(size.why))
+    return None
+
+
+def _budget_only(name: str, target: str, value: float | None) -> Any:
+    if name == target and value is not None:
+        return value
+    raise Missing(name)
 
 
 def _sized_in(code: Code, result: Explanation) -> list[tuple[str, str]]:
@@ -276,7 +326,7 @@ def resolver(
         known, {**{n: "the log" for n in known}, **origins}, args.defaults, "the release's ServerArgs default",
         _model(given, run), given.env, frozenset(given.settings),
     )  # fmt: skip
-    evaluator = Evaluator(code, facts, Profile(profile.model_config, observe))
+    evaluator = Evaluator(code, facts, evaluator_profile(profile, observe))
     memo: dict[tuple[str, str, int], Value] = {}
 
     def resolve(name: str, path: str, line: int) -> Value:
@@ -286,6 +336,13 @@ def resolver(
         return memo[key]
 
     return resolve
+
+
+def evaluator_profile(
+    profile: EngineProfile, observe: Callable[[str, str, int], Value | None] | None = None
+) -> Profile:
+    """What the evaluator is told of the engine (*observe*: the calls that stand for a measurement)."""
+    return Profile(profile.words, observe or Profile().observe)
 
 
 def _model(given: Given, run: StartUp | None) -> ModelConfig | None:
@@ -350,6 +407,10 @@ def _doubts(run: StartUp | None) -> tuple[str, ...]:
     if run is None:
         return ()
     return tuple(f"start-up {run.index}: {doubt}" for doubt in run.doubts)
+
+
+#: Where what the log shows about the run in SGLang's terms comes from.
+_SHOWN = "the log: the pool explained is the target's"
 
 
 def _shown(known: Mapping[str, Any], run: StartUp | None) -> dict[str, Any]:

@@ -48,7 +48,13 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     lines.append("")
     if result.kv_budget_gb is not None:
         lines.append(f"predicted KV budget: {result.kv_budget_gb:.2f} GB")
-        if result.predicted_tokens is not None:
+        if result.cell is not None and result.cell.tokens is not None:
+            cell = result.cell
+            lines.append(
+                f"predicted tokens:    {cell.tokens} (at {cell.per_token} bytes per token, the release's cell size"
+                f" for this model: {cell.path}:{cell.line}  {cell.code})"
+            )
+        elif result.predicted_tokens is not None:
             lines.append(f"predicted tokens:    {result.predicted_tokens} (at the log's own bytes per token)")
     if result.observed_kv_gb is not None:
         lines.append(f"observed KV cache:   {result.observed_kv_gb:.2f} GB")
@@ -64,7 +70,7 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     if result.assumptions:
         lines += [
             "",
-            "assumed (the log names only the model's architecture; --model-config PATH reads its config.json):",
+            "assumed (neither the log nor the model's config shows it; --model-config PATH reads a config.json):",
         ]
         lines.extend(f"  {text}" for text in result.assumptions)
     if result.missing:
@@ -91,6 +97,18 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "observed_kv_gb": result.observed_kv_gb,
         "observed_tokens": result.observed_tokens,
         "bytes_per_token": result.bytes_per_token,
+        "cell": (
+            {
+                "bytes_per_token": result.cell.per_token,
+                "tokens": result.cell.tokens,
+                "path": result.cell.path,
+                "line": result.cell.line,
+                "code": result.cell.code,
+                "why": list(result.cell.why),
+            }
+            if result.cell is not None
+            else None
+        ),
         "inputs": result.inputs,
         "steps": [
             {

@@ -61,6 +61,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
         for name, value in sorted(result.implied.items())
     )
     parts.append(_arithmetic(budget, result, context) or _multiplies(budget, result, context))
+    parts.append(_tokens(result))
     parts.append(_binding(result, context))
     parts.append(_verdicts(budget, run, context))
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
@@ -69,13 +70,32 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     if result.assumptions and result.kv_budget_gb is not None:
         count = len(result.assumptions)
         parts.append(
-            f"The release's code was read with {count} assumption{'' if count == 1 else 's'} about the model's"
-            ' config, which the log does not show (see "assumed"; --model-config PATH decides them).'
+            f"The release's code was read with {count} assumption{'' if count == 1 else 's'} about the model"
+            ' that the log does not show (see "assumed"; --model-config PATH decides those about its config).'
         )
     if run is not None and run.doubts:
         parts.append("The log's lines cannot say for sure that all of them belong to this start-up (see the notes).")
     text = " ".join(part for part in parts if part)
     return text[:1].upper() + text[1:]
+
+
+def _tokens(result: Explanation) -> str:
+    """The pool in tokens by the release's own cell size for the model, beside the log's tokens and its own bytes
+    per token when they differ."""
+    cell = result.cell
+    if cell is None or cell.tokens is None or result.kv_budget_gb is None or result.kv_budget_gb <= 0:
+        return ""
+    said = (
+        f"At {cell.per_token:,} bytes a token (the release's cell size for this model, {cell.path}:{cell.line}),"
+        f" that is {cell.tokens:,} tokens"
+    )
+    if result.observed_tokens:
+        apart = abs(cell.tokens - result.observed_tokens) / result.observed_tokens * 100
+        said += f"; the log shows {result.observed_tokens:,.0f} ({apart:.2g} % apart)"
+        per_token = result.bytes_per_token
+        if per_token and abs(per_token - cell.per_token) > 0.01 * cell.per_token:
+            said += f", and its pool holds {per_token:,.0f} bytes a token: the log's model or KV type is another"
+    return said + "."
 
 
 def _pools_of(run: StartUp | None) -> str:
