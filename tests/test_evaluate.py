@@ -496,3 +496,94 @@ def test_element_types_the_loaded_model_and_what_a_class_computes_itself(tmp_pat
     evaluator, _ = _runner(tmp_path / "pp", config, pp_size=2)
     found = evaluator.at("self.cell()", "eng/runner.py", line)
     assert isinstance(found, Unknown) and "the loaded model's end_layer" in found.needs
+
+
+def test_a_registry_filled_by_module_level_calls_dataclass_objects_and_loops(tmp_path: Path) -> None:
+    """A list a function appends its parameter to holds what the tree's module-level calls of that function pass;
+    an object of a dataclass of the tree has the fields its construction gave and its class's defaults; a ``for``
+    over a decided list runs its body (a ``return`` in it returns); ``isinstance`` against a class an object
+    holds; a dataclass field without a default is what its constructions pass."""
+    root = _package(tmp_path, "reg")
+    (root / "registry.py").write_text(
+        textwrap.dedent("""
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class Spec:
+            config_class: type
+            arch_names: list = field(default_factory=list)
+            unwrap: bool = False
+            weight: int = field(default=3)
+
+
+        _REGISTRY = []
+
+
+        def register(spec):
+            _REGISTRY.append(spec)
+
+
+        def spec_for(hf_config):
+            for spec in _REGISTRY:
+                if hf_config.architectures[0] in spec.arch_names:
+                    return spec
+            for spec in _REGISTRY:
+                if isinstance(hf_config, spec.config_class):
+                    return spec
+            return None
+        """)
+    )
+    (root / "linear.py").write_text(
+        textwrap.dedent("""
+        from reg.registry import Spec, register
+
+
+        class LinearConfig(PretrainedConfig):
+            model_type = "linear"
+
+
+        register(Spec(config_class=LinearConfig, arch_names=["LinearForCausalLM"]))
+        register(Spec(LinearConfig, ["LinearVL"], unwrap=True))
+        """)
+    )
+    (root / "pool.py").write_text(
+        textwrap.dedent("""
+        from dataclasses import dataclass
+
+        from reg.registry import spec_for
+
+
+        @dataclass
+        class Pool:
+            is_linear: bool
+
+
+        class Runner:
+            def build(self):
+                self.pool = Pool(is_linear=spec_for(self.hf_config) is not None)
+
+        def sized(pool: Pool):
+            return pool.is_linear
+        """)
+    )
+    files = discover(str(tmp_path)).files
+    profile = Profile(Words(frozenset({"hf_config"})))
+
+    def evaluate_with(config: ModelConfig, text: str) -> Known | Unknown:
+        return Evaluator(Code(files), Facts(model=config), profile).at(text, "reg/pool.py", 12)
+
+    by_name = evaluate_with(_config("LinearVL"), "spec_for(self.hf_config)")
+    assert isinstance(by_name, Known) and isinstance(by_name.value, evaluate.Instance), by_name
+    assert evaluate_with(_config("LinearVL"), "spec_for(self.hf_config).unwrap").value is True
+    assert evaluate_with(_config("LinearVL"), "spec_for(self.hf_config).weight").value == 3  # a field's default
+    assert any("reg/linear.py:" in why for why in by_name.why)  # the registration that decided it
+    # by the config's class (its model_type), when no name matches
+    assert evaluate_with(_config("Other", model_type="linear"), "spec_for(self.hf_config).arch_names").value == [
+        "LinearForCausalLM"
+    ]
+    assert evaluate_with(_config("Other", model_type="dense"), "spec_for(self.hf_config)").value is None
+    assert evaluate_with(_config("Other", model_type="dense"), "sized(pool)").value is False  # constructions
+    # the config's type unknown: the loop cannot decide, and says what would
+    found = evaluate_with(ModelConfig({"architectures": ["Other"]}, True, "config.json"), "spec_for(self.hf_config)")
+    assert isinstance(found, Unknown) and f"{CONFIG_KEY}model_type" in found.needs

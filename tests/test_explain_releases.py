@@ -101,8 +101,11 @@ def test_other_releases_explain_the_same_start_up(tmp_path: Path, version: str) 
         # the newest has a multimodal reservation its model config decides: from the log's architecture alone,
         # with the model type its name gives, said as assumed; less the draft's 0.93 GB, loaded before sizing
         assert code == 0 and round(data["kv_budget_gb"], 2) == 9.50, data["missing"]
-        assert data["assumed"] == ["model_type assumed 'qwen2' from the architecture's name"]  # Qwen2ForCausalLM
-        assert "1 assumption about the model that the log does not show" in data["answer"]
+        assert data["assumed"] == [  # Qwen2ForCausalLM
+            "model_type assumed 'qwen2' from the architecture's name",
+            "is_hybrid_swa assumed absent from the model's config.json",
+        ]
+        assert "2 assumptions about the model that the log does not show" in data["answer"]
         # a whole config.json that lacks what decides it: named, not guessed
         bare = tmp_path / "config.json"
         bare.write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))

@@ -46,15 +46,17 @@ MAX_DEPTH = 8
 #: follow: ``device``, ``config``).
 MAX_FILES = 60
 #: Files parsed at most for one explanation (what lies further is unknown: the evaluator's cost stays bounded).
-MAX_PARSED = 150
+MAX_PARSED = 200
 #: Writes of one attribute weighed before it is given up as unknown.
 MAX_WRITES = 12
 #: How an unknown that the model's config.json decides is named: this prefix, then the key.
 CONFIG_KEY = "config.json:"
 #: The fields of a statement that hold blocks of statements (what the statement-only walks descend into).
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-#: Items a loop or ``any()`` walks at most.
+#: Items ``any()`` and the like walk at most.
 MAX_ITEMS = 2_000
+#: Items a ``for`` statement's body is run for at most.
+MAX_LOOP = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +171,18 @@ class ClassRef:
 
     path: str
     node: ast.ClassDef = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An object of a dataclass of the tree built by the code read (``Spec(config_class=C, names=[...])``): the
+    fields its construction gave; the others are the class's defaults."""
+
+    ref: ClassRef
+    fields: tuple[tuple[str, Value], ...]
+
+    def given(self, name: str) -> Value | None:
+        return next((value for key, value in self.fields if key == name), None)
 
 
 @dataclass(frozen=True)
@@ -759,7 +773,59 @@ class Evaluator:
                 self._run([s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))], scope, top=True)
             except _Return:
                 pass
+            self._registered(path, tree, env)
         return env
+
+    def _registered(self, path: str, tree: ast.Module, env: dict[str, Value | _Lazy]) -> None:
+        """A registry: a module's list that a function of the module appends its parameter to
+        (``def register(spec): _REGISTRY.append(spec)``) holds, after its own items, what every call of that
+        function at the top level of a module of the tree passes (in the order of their paths)."""
+        for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            parameters = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            for node in ast.walk(function):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "append"
+                    and isinstance(node.func.value, ast.Name)
+                    and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id in parameters
+                ):
+                    continue
+                name, parameter = node.func.value.id, node.args[0].id
+                before = _force(env[name]) if name in env else None
+                if not (isinstance(before, Known) and isinstance(before.value, list)):
+                    continue
+                passed = self._registrations(function.name, parameters.index(parameter), parameter)
+                if isinstance(passed, Unknown):
+                    env[name] = passed
+                else:
+                    env[name] = Known([*before.value, *passed.value], (*before.why, *passed.why))
+
+    def _registrations(self, function: str, index: int, parameter: str) -> Value:
+        """What the calls of *function* at the top level of the tree's modules pass for its parameter."""
+        paths = self.code.naming(function)
+        if paths is None:
+            return Unknown((f"the calls of {function}()",))
+        items: list[Any] = []
+        why: list[str] = []
+        for there in sorted(paths):
+            module = self.code.tree(there)
+            for statement in module.body if module else ():
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                if not (isinstance(call, ast.Call) and chain_of(call.func)[-1:] == [function]):
+                    continue
+                keyword = next((k.value for k in call.keywords if k.arg == parameter), None)
+                argument = call.args[index] if len(call.args) > index else keyword
+                if argument is None:
+                    continue
+                value = self.node_at(argument, there, statement.lineno)
+                if isinstance(value, Unknown):
+                    return value
+                items.append(value.value)
+                why.append(f"{there}:{statement.lineno}")
+        return Known(items, tuple(why))
 
     def _attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
         """``x.name``: from a known object, the facts, the model's config, else the tree's writes of it."""
@@ -777,6 +843,8 @@ class Evaluator:
             receiver = self.expr(node.value, scope)
             if isinstance(receiver, Known) and isinstance(receiver.value, ClassRef):
                 return self._class_attribute(receiver.value, node.attr)
+            if isinstance(receiver, Known) and isinstance(receiver.value, Instance):
+                return self._field(receiver, node.attr)
             if isinstance(receiver, Known):
                 return _member(receiver, node.attr)
         # --set overrides what the code computes, except a server argument's value: a class that computes its own
@@ -809,6 +877,31 @@ class Evaluator:
             values.append(_why(found, (f"{path}:{first.lineno}",)))
             rest = [w for w in rest if w not in group]
         return rest
+
+    def _field(self, receiver: Known, name: str) -> Value:
+        """A field of an object of a dataclass of the tree: what its construction gave, else the class's default
+        (``field(default=...)``, ``field(default_factory=list)``, a literal)."""
+        instance = receiver.value
+        assert isinstance(instance, Instance)
+        given = instance.given(name)
+        if given is not None:
+            return _why(given, receiver.why)
+        for item in instance.ref.node.body:
+            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                continue
+            if item.target.id != name or item.value is None:
+                continue
+            value = item.value
+            if isinstance(value, ast.Call) and chain_of(value.func)[-1:] == ["field"]:
+                keywords = {k.arg: k.value for k in value.keywords}
+                factory = chain_of(keywords["default_factory"]) if "default_factory" in keywords else []
+                if factory in (["list"], ["dict"], ["set"], ["tuple"]):
+                    return Known(_BUILTIN_TYPES[factory[0]](), receiver.why)
+                if "default" not in keywords:
+                    return Unknown((f"{instance.ref.node.name}.{name}",))
+                value = keywords["default"]
+            return _why(self.node_at(value, instance.ref.path, item.lineno), receiver.why)
+        return Unknown((f"{instance.ref.node.name}.{name}",))
 
     def _class_attribute(self, ref: ClassRef, name: str) -> Value:
         """A class attribute of the tree: an enum's member (a literal's value or ``auto()``), or a literal."""
@@ -844,11 +937,15 @@ class Evaluator:
         self._attributes[key] = found
         return found
 
-    def _owned(self, attr: str, owner: str, scope: _Scope) -> tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]:
+    def _owned(
+        self, attr: str, owner: str, scope: _Scope, own_only: bool = False
+    ) -> tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]:
         """The tree's writes of *attr* that the read means (the reading class's own, its family's, or the class
         *owner* names; else all of them), and whether they are its owner's (not all of them); ([], False) for a
-        word too common to follow."""
-        key = ("owned", owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}", attr)
+        word too common to follow. *own_only*: the owner's alone, reading only the files that name its class or
+        family (cheap: asked of every attribute a fact names)."""
+        who = owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}"
+        key = ("owned" if not own_only else "own", who, attr)
         if key in self._owned_writes:
             return self._owned_writes[key]
         paths = self.code.naming(attr)
@@ -859,14 +956,37 @@ class Evaluator:
             paths = [p for name in spelt for p, node in self.code.definitions(name) if isinstance(node, ast.ClassDef)]
             paths = paths or None
         writes: list[tuple[str, ast.ClassDef, ast.stmt]] = []
-        mine: list[tuple[str, ast.ClassDef, ast.stmt]] = []
         if paths is not None:
-            # only the files whose text writes it are parsed (an assignment to it, a field, a property)
+            # only the files whose text writes it are parsed (an assignment to it, a field with a default or
+            # without, a property)
             written = re.compile(
-                rb"(?:\.|^[ \t]+|def )" + re.escape(attr.encode()) + rb"\b(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()", re.M
+                rb"(?:\.|^[ \t]+|def )"
+                + re.escape(attr.encode())
+                + rb"\b(?:(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()|\s*:[^=\n]*$)",
+                re.M,
             )
             paths = [path for path in paths if written.search(self.code.text(path))]
-            writes = [(path, cls, item) for path in paths for cls, item in self.code.writes(path).get(attr, ())]
+            # the files that may hold the owner's class first; the others only when those hold none of its writes
+            words = _owner_words(owner, scope)
+            first = [path for path in paths if any(word in self.code.text(path) for word in words)]
+            writes = [(path, cls, item) for path in first for cls, item in self.code.writes(path).get(attr, ())]
+            if not own_only and not self._mine(writes, owner, scope):
+                writes += [
+                    (path, cls, item)
+                    for path in paths
+                    if path not in first
+                    for cls, item in self.code.writes(path).get(attr, ())
+                ]
+        mine = self._mine(writes, owner, scope)
+        self._owned_writes[key] = (mine if own_only else mine or writes, bool(mine))
+        return self._owned_writes[key]
+
+    @staticmethod
+    def _mine(
+        writes: list[tuple[str, ast.ClassDef, ast.stmt]], owner: str, scope: _Scope
+    ) -> list[tuple[str, ast.ClassDef, ast.stmt]]:
+        """The writes of the owner's class: the reading class's own, else its family's (``self``); the class the
+        owner's name spells or its annotation names."""
         if owner == "self" and scope.cls is not None:
             own = [w for w in writes if w[1].name == scope.cls.name]
             family = {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}
@@ -875,12 +995,11 @@ class Evaluator:
                 for w in writes
                 if w[1].name in family or family & {chain_of(b)[-1] for b in w[1].bases if chain_of(b)}
             ]
-            mine = own or related
-        elif owner:
+            return own or related
+        if owner:
             named = {owner.replace("_", "").lower(), *(c.lower() for c in _annotated(scope.function, owner))}
-            mine = [w for w in writes if w[1].name.lower() in named]
-        self._owned_writes[key] = (mine or writes, bool(mine))
-        return self._owned_writes[key]
+            return [w for w in writes if w[1].name.lower() in named]
+        return []
 
     def _computes(self, attr: str, chain: Sequence[str], scope: _Scope) -> bool:
         """Whether the object an attribute is read on computes it itself (one of its class's writes is no copy of
@@ -889,7 +1008,7 @@ class Evaluator:
         owner = chain[-2] if len(chain) >= 2 else ""
         if not owner or owner in self.profile.words.arguments:
             return False
-        writes, mine = self._owned(attr, owner, scope)
+        writes, mine = self._owned(attr, owner, scope, own_only=True)
         if not mine:
             return False
         for _, _, item in writes:
@@ -914,6 +1033,9 @@ class Evaluator:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):  # a property
                 value = self._body(item, path, cls, {}, scope.depth + 1)
             elif not isinstance(item, (ast.Assign, ast.AnnAssign)):
+                continue
+            elif item.value is None:  # a field without a default: what its constructions pass
+                values.extend(self._constructed(cls.name, attr))
                 continue
             elif isinstance(item.value, ast.Call) and chain_of(item.value.func)[-1:] == ["field"]:  # a dataclass field
                 default = next((k.value for k in item.value.keywords if k.arg == "default"), None)
@@ -1005,6 +1127,10 @@ class Evaluator:
             method = self._on_receiver(func, node, scope)
             if method is not None:
                 return method
+        if isinstance(func, ast.Name):
+            built = self._built(func, node, scope)
+            if built is not None:
+                return built
         target = self._callee(func, chain, scope)
         if target is None:
             return Unknown((_text(node),))
@@ -1015,6 +1141,26 @@ class Evaluator:
         if isinstance(bound, Unknown):
             return bound
         return self._body(function, path, cls, bound, scope.depth + 1)
+
+    def _built(self, func: ast.Name, node: ast.Call, scope: _Scope) -> Value | None:
+        """An object of a dataclass of the tree, built with keywords (and positional arguments in the order of
+        its fields); None when the name is no such class."""
+        if self.code.naming(func.id) is None or not self._declares(func.id):
+            return None
+        ref = self._name(func.id, scope)
+        if not (isinstance(ref, Known) and isinstance(ref.value, ClassRef)):
+            return None
+        decorators = [(chain_of(d)[-1:] or [""])[0] for d in ref.value.node.decorator_list]
+        if "dataclass" not in decorators:
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return Unknown((_text(node),))
+        names = [
+            i.target.id for i in ref.value.node.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)
+        ]
+        given = [*zip(names, node.args, strict=False), *((k.arg, k.value) for k in node.keywords if k.arg)]
+        fields = tuple((name, self.expr(value, scope)) for name, value in given)
+        return Known(Instance(ref.value, fields), (*ref.why, f"{func.id}(...) at {scope.path}:{node.lineno}"))
 
     def _on_receiver(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
         """A method called on a decided receiver (evaluated once): a reading method of a built-in value
@@ -1136,6 +1282,12 @@ class Evaluator:
         its ``model_type`` (as Hugging Face tells them apart); None when it is not about the model's config."""
         receiver = self.expr(node.args[0], scope)
         classes = _union(node.args[1])
+        if isinstance(node.args[1], ast.Attribute):  # a class held by an object (spec.config_class)
+            held = self.expr(node.args[1], scope)
+            if isinstance(held, Known) and isinstance(held.value, ClassRef):
+                classes = [held.value.node.name]
+            elif isinstance(held, Unknown):
+                return held
         if isinstance(receiver, Known) and receiver.value is None:
             if classes and not {"object", "NoneType", "type(None)"} & set(classes):
                 return Known(False, receiver.why)  # None is an instance of no class the code names
@@ -1377,6 +1529,8 @@ class Evaluator:
                 self.expr(statement.value, scope)
             elif isinstance(statement, ast.Raise) and not top:
                 raise _Return(Unknown(("an exception",)) if not scope.returned else Unknown(_needs(scope.returned)))
+            elif isinstance(statement, ast.For) and not top and self._loop(statement, scope):
+                pass
             elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)) and not top:
                 for name in _stored(statement):
                     env[name] = Unknown((name,))
@@ -1385,6 +1539,35 @@ class Evaluator:
                         Unknown((_text(statement.iter) if isinstance(statement, ast.For) else "a loop",))
                     )
         return False
+
+    def _loop(self, statement: ast.For, scope: _Scope) -> bool:
+        """A ``for`` over a decided sequence of at most MAX_LOOP items, with no ``break`` or ``continue``: its body
+        run for each item (a ``return`` in it returns); False (not run) otherwise."""
+        if any(isinstance(n, (ast.Break, ast.Continue)) for s in statement.body for n in ast.walk(s)):
+            return False
+        names = [statement.target] if isinstance(statement.target, ast.Name) else getattr(statement.target, "elts", [])
+        if not names or not all(isinstance(n, ast.Name) for n in names):
+            return False
+        iterable = self.expr(statement.iter, scope)
+        if not isinstance(iterable, Known) or not isinstance(iterable.value, (list, tuple, set, frozenset, dict, str)):
+            return False
+        items = list(iterable.value)
+        if len(items) > MAX_LOOP:
+            return False
+        env = scope.env
+        assert env is not None
+        scope.decided.extend(iterable.why)
+        for item in items:
+            if isinstance(statement.target, ast.Name):
+                env[statement.target.id] = Known(item, iterable.why)
+            elif isinstance(item, (list, tuple)) and len(item) == len(names):
+                for name, part in zip(names, item, strict=True):
+                    env[name.id] = Known(part, iterable.why)
+            else:
+                return False
+            self._run(statement.body, scope)
+        self._run(statement.orelse, scope)
+        return True
 
     def _into(self, statement: ast.stmt, scope: _Scope, top: bool, until: int) -> bool:
         """Run into the part of compound *statement* that holds line *until* (the read is on that way)."""
@@ -1600,7 +1783,14 @@ def _declared(item: ast.stmt) -> list[str]:
         return [item.name] if any(chain_of(d)[-1:] in properties for d in item.decorator_list) else []
     if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
         return [t.id for t in _targets(item) if isinstance(t, ast.Name)]
+    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and _annotation_of(item) != "ClassVar":
+        return [item.target.id]  # a field without a default: what the constructions pass
     return []
+
+
+def _annotation_of(item: ast.AnnAssign) -> str:
+    annotation = item.annotation.value if isinstance(item.annotation, ast.Subscript) else item.annotation
+    return (chain_of(annotation)[-1:] or [""])[0]
 
 
 def _stored(node: ast.AST) -> set[str]:
@@ -1626,6 +1816,16 @@ def _parameters(function: ast.AST) -> set[str]:
         return set()
     arguments = function.args
     return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+def _owner_words(owner: str, scope: _Scope) -> list[bytes]:
+    """Words a file that holds the owner's class (or, for ``self``, a class of its family) must contain."""
+    if owner == "self":
+        if scope.cls is None:
+            return []
+        return [w.encode() for w in {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}]
+    spelt = "".join(word.capitalize() for word in owner.split("_"))
+    return [w.encode() for w in {spelt, *_annotated(scope.function, owner)}]
 
 
 def _annotated(function: ast.AST | None, name: str) -> list[str]:
