@@ -230,6 +230,17 @@ def test_before_launch_the_config_and_the_figures_predict_the_pool() -> None:
     assert code == 0 and 0.88 < data["what_if"]["mem_fraction_static"] < 0.92
 
 
+def test_the_what_if_before_launch_with_the_defaults_the_run_does_not_give() -> None:
+    """No log and no config: the release's default reserve reads server arguments the run did not give (its
+    heuristic compares one that is None until the server sets it): undecided and said, not a crash."""
+    figures = ["--set", "mem_fraction_static=0.88", "--set", "avail_before_weights_gb=94.04", "--set",
+               "weights_gb=72.33"]  # fmt: skip
+    code, data, _ = _explain(releases.MIDDLE, *figures, "--want-kv-gb", "13")
+    assert code == 0 and data["what_if"]["mem_fraction_static"] == pytest.approx((72.33 + 13) / 94.04, abs=0.001)
+    bad = CliRunner().invoke(cli, ["explain", str(releases.release(releases.MIDDLE)), *figures, "--want-tokens", "1"])
+    assert bad.exit_code == 2 and "--model-config" in bad.stderr
+
+
 def test_the_predicted_pool_in_tokens_at_the_logs_own_bytes_per_token() -> None:
     code, data, _ = _explain(releases.MIDDLE, "--log", str(KIMI_JOURNAL))
     assert code == 0 and data["predicted_tokens"] == pytest.approx(159_277, rel=0.001)
@@ -254,6 +265,9 @@ def test_the_pool_in_tokens_by_the_releases_own_cell_size(version: str) -> None:
                "avail_before_weights_gb=94.04", "--set", "weights_gb=72.33", "--set", "tp_size=8"]  # fmt: skip
     code, before, _ = _explain(version, *figures)
     assert code == 0 and before["predicted_tokens"] == data["predicted_tokens"], before["missing"]
+    # the what-if in tokens before launch, at the release's own bytes per token: (72.33 + 13.09) / 94.04
+    code, wanted, _ = _explain(version, *figures, "--want-tokens", "200000")
+    assert code == 0 and wanted["what_if"]["mem_fraction_static"] == pytest.approx(0.9083, abs=0.0005)
     # an fp8 KV cache: which fp8 type the release picks depends on the GPU's platform (is_hip(), is_cuda()),
     # which nothing before the run says: not guessed
     code, fp8, _ = _explain(version, *figures, "--set", "kv_cache_dtype=fp8_e4m3")

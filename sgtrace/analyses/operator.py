@@ -437,11 +437,15 @@ def _want(
 ) -> WhatIf | None:
     if want.kv_gb is None and want.tokens is None:
         return None
-    per_token = result.bytes_per_token
+    # the log's own bytes per token, else the release's cell size for the model (before launch)
+    per_token = result.bytes_per_token or (float(result.cell.per_token) if result.cell is not None else None)
     if want.kv_gb is not None:
         gb = want.kv_gb
     elif per_token is None:
-        raise BadInput(f"--want-tokens needs the bytes per token: a log with {quote('kv')} and its #tokens")
+        raise BadInput(
+            f"--want-tokens needs the bytes per token: a log with {quote('kv')} and its #tokens, or the model's"
+            " config.json (--model-config) where the release's cell size can be evaluated"
+        )
     else:
         gb = float(want.tokens or 0) * per_token / (1 << 30)
     reserve = default_reserve(texts, args, budget, {**args.defaults, **known})

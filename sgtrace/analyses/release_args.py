@@ -214,7 +214,11 @@ def _interpret(
     """Run assignments and ifs of *body*; the fraction once *budget* is assigned, else None."""
     for statement in body:
         if isinstance(statement, ast.If):
-            branch = statement.body if evaluate(statement.test, lookup) else statement.orelse
+            try:
+                test = evaluate(statement.test, lookup)
+            except (TypeError, ValueError, ArithmeticError) as exc:  # None > 80: a value the run did not give
+                raise Missing(ast.unparse(statement.test)) from exc
+            branch = statement.body if test else statement.orelse
             fraction = _interpret(branch, budget, env, unknown, lookup)
             if fraction is not None:
                 return fraction
@@ -227,6 +231,8 @@ def _interpret(
             unknown.pop(name, None)
         except Missing as exc:
             unknown[name] = exc.name
+        except (TypeError, ValueError, ArithmeticError):
+            unknown[name] = ast.unparse(value)
         if name == budget:
             return float(lookup(name))
     return None

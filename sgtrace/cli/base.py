@@ -189,7 +189,7 @@ def _guarded(debug: bool, run: Any) -> Any:
     except Exception as exc:  # the api boundary: one clear line unless --debug
         if debug:
             raise
-        _warn(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        _warn(f"internal error: {type(exc).__name__}: {exc} (rerun the command with --debug for the traceback)")
         sys.exit(ExitCode.INTERNAL)
 
 
