@@ -103,7 +103,8 @@ class Want:
     kv_gb: float | None = None
     #: A wanted number of tokens.
     tokens: int | None = None
-    #: Whether each cap's status for the run is worked out (a history asks for the pools alone).
+    #: Whether each cap's status for the run and the pool's tokens by the release's cell size are worked out (a
+    #: history asks for the pools alone).
     statuses: bool = True
 
 
@@ -179,7 +180,7 @@ def build(
         implied=implied,
         missing=_hints(result.missing, known),
     )
-    result = dataclasses.replace(result, cell=cell_of(code, result, resolve))
+    result = dataclasses.replace(result, cell=cell_of(code, result, resolve) if want.statuses else None)
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)
