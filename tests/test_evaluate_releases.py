@@ -265,6 +265,12 @@ def test_the_pool_in_tokens_by_the_releases_own_cell_size(version: str) -> None:
                "avail_before_weights_gb=94.04", "--set", "weights_gb=72.33", "--set", "tp_size=8"]  # fmt: skip
     code, before, _ = _explain(version, *figures)
     assert code == 0 and before["predicted_tokens"] == data["predicted_tokens"], before["missing"]
+    # the release's default page: one token (0.4.6), or None until the server picks one (0.5.x): whole tokens
+    assert before["cell"]["rounded"] in (None, before["cell"]["tokens"])
+    # pages of 64 tokens: the release's own rounding, which applies to the run, gives whole pages
+    code, paged, _ = _explain(version, *figures, "--set", "page_size=64")
+    assert code == 0 and paged["cell"]["page_size"] == 64
+    assert paged["cell"]["rounded"] == paged["cell"]["tokens"] // 64 * 64 < paged["cell"]["tokens"]
     # the what-if in tokens before launch, at the release's own bytes per token: (72.33 + 13.09) / 94.04
     code, wanted, _ = _explain(version, *figures, "--want-tokens", "200000")
     assert code == 0 and wanted["what_if"]["mem_fraction_static"] == pytest.approx(0.9083, abs=0.0005)

@@ -152,6 +152,10 @@ class Cell:
     code: str
     #: The facts and places that decided the cell size.
     why: tuple[str, ...] = ()
+    #: The tokens after the page rounding that applies to the run (its round caps, with the run's page size),
+    #: and the page size; None where no rounding applies or it could not be evaluated.
+    rounded: int | None = None
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -389,6 +393,12 @@ def _names(node: ast.AST) -> set[str]:
         elif isinstance(child, ast.Attribute):
             found.add(child.attr)
     return found
+
+
+def fact(name: str, facts: Mapping[str, Any]) -> Any:
+    """A name's value among the run's *facts* (by its name, else by the quantity its name says it holds);
+    Missing if none gives it."""
+    return _lookup(name, {}, facts)
 
 
 def _lookup(name: str, env: Mapping[str, Any], facts: Mapping[str, Any]) -> Any:

@@ -29,6 +29,7 @@ from sgtrace.analyses.explain import (
     Resolve,
     evaluate,
     explain,
+    fact,
     imply,
     multiplied,
     quantity_of,
@@ -180,7 +181,8 @@ def build(
         implied=implied,
         missing=_hints(result.missing, known),
     )
-    result = dataclasses.replace(result, cell=cell_of(code, result, resolve) if want.statuses else None)
+    cell = cell_of(code, result, resolve) if want.statuses else None
+    result = dataclasses.replace(result, cell=_rounded(cell, result.caps, status_facts))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)
@@ -231,6 +233,41 @@ def cell_of(code: Code, result: Explanation, resolve: Resolve) -> Cell | None:
                 tokens = None
             return Cell(value, tokens, path, statement.lineno, " ".join(text.split()), tuple(size.why))
     return None
+
+
+def _rounded(cell: Cell | None, found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any]) -> Cell | None:
+    """*cell* with its tokens after the page rounding that applies to the run: each round cap whose status is
+    ``applies`` (``x = x // page_size * page_size``), its statement evaluated with the tokens for what it
+    rounds and the run's facts for the rest (the page size)."""
+    if cell is None or cell.tokens is None:
+        return cell
+    tokens, page = cell.tokens, None
+    for cap, status, _ in found:
+        if cap.category != "round" or status != "applies":
+            continue
+        try:
+            parsed = ast.parse(cap.code.strip()).body[0]
+        except (SyntaxError, IndexError):
+            continue
+        node = parsed.value if isinstance(parsed, (ast.Assign, ast.AnnAssign)) else None
+        if node is None:
+            continue
+        sizes = [n for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)]
+        if not sizes:
+            continue
+
+        def lookup(name: str, rounds: str = cap.target.rsplit(".", 1)[-1], now: int = tokens) -> Any:
+            return now if name == rounds else fact(name, facts)
+
+        try:
+            value = evaluate(node, lookup)
+            size = evaluate(sizes[0].right, lookup)
+        except (Missing, TypeError, ValueError, ArithmeticError):
+            return cell
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, size))
+        if numbers and size > 0:
+            tokens, page = int(value), int(size)  # --set gives 64.0 for a page of 64
+    return dataclasses.replace(cell, rounded=tokens, page=page) if page is not None else cell
 
 
 def _budget_only(name: str, target: str, value: float | None) -> Any:

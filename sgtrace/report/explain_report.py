@@ -54,6 +54,8 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
                 f"predicted tokens:    {cell.tokens} (at {cell.per_token} bytes per token, the release's cell size"
                 f" for this model: {cell.path}:{cell.line}  {cell.code})"
             )
+            if cell.rounded is not None and cell.rounded != cell.tokens:
+                lines.append(f"  in pages of {cell.page}: {cell.rounded} tokens")
         elif result.predicted_tokens is not None:
             lines.append(f"predicted tokens:    {result.predicted_tokens} (at the log's own bytes per token)")
     if result.observed_kv_gb is not None:
@@ -105,6 +107,8 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
                 "line": result.cell.line,
                 "code": result.cell.code,
                 "why": list(result.cell.why),
+                "rounded": result.cell.rounded,
+                "page_size": result.cell.page,
             }
             if result.cell is not None
             else None

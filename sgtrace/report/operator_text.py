@@ -89,6 +89,8 @@ def _tokens(result: Explanation) -> str:
         f"At {cell.per_token:,} bytes a token (the release's cell size for this model, {cell.path}:{cell.line}),"
         f" that is {cell.tokens:,} tokens"
     )
+    if cell.rounded is not None and cell.rounded != cell.tokens:
+        said += f" ({cell.rounded:,} in pages of {cell.page})"
     if result.observed_tokens:
         apart = abs(cell.tokens - result.observed_tokens) / result.observed_tokens * 100
         said += f"; the log shows {result.observed_tokens:,.0f} ({apart:.2g} % apart)"
