@@ -116,9 +116,11 @@ def _explained(result: ReportResult) -> dict[str, Any] | None:
     explanation, context = result.explained
     run = context.runs[context.run - 1] if context.runs else None
     product = context.multiplied
-    figures = [("predicted KV pool", _gb(explanation.kv_budget_gb), "the budget formula, evaluated")]
+    cell = explanation.cell
+    by_cell = f"; {cell.tokens:,} tokens by its cell size" if cell is not None and cell.tokens is not None else ""
+    figures = [("predicted KV pool", _gb(explanation.kv_budget_gb), f"the budget formula, evaluated{by_cell}")]
     if explanation.observed_kv_gb is not None:
-        tokens = f", {explanation.observed_tokens:.0f} tokens" if explanation.observed_tokens else ""
+        tokens = f", {explanation.observed_tokens:,.0f} tokens" if explanation.observed_tokens else ""
         figures.append(("observed KV pool", _gb(explanation.observed_kv_gb), f"the log{tokens}"))
     if product is not None and product.value is not None:
         fraction = explanation.inputs.get(result.caps.budget)
