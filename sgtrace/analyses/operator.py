@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -227,7 +228,7 @@ def cell_of(code: Code, result: Explanation, resolve: Resolve) -> Cell | None:
             source = code.text(path).decode("utf-8", "replace")
             text = ast.get_source_segment(source, statement) or ast.unparse(statement)
             try:
-                left = evaluate(node.left, lambda name: _budget_only(name, target, result.kv_budget_gb))
+                left = evaluate(node.left, functools.partial(_one, target, result.kv_budget_gb, {}))
                 tokens = int(left // value if isinstance(node.op, ast.FloorDiv) else left / value)
             except (Missing, TypeError, ValueError, ArithmeticError):
                 tokens = None
@@ -255,10 +256,7 @@ def _rounded(cell: Cell | None, found: Sequence[tuple[Cap, str, str]], facts: Ma
         sizes = [n for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)]
         if not sizes:
             continue
-
-        def lookup(name: str, rounds: str = cap.target.rsplit(".", 1)[-1], now: int = tokens) -> Any:
-            return now if name == rounds else fact(name, facts)
-
+        lookup = functools.partial(_one, cap.target.rsplit(".", 1)[-1], tokens, facts)
         try:
             value = evaluate(node, lookup)
             size = evaluate(sizes[0].right, lookup)
@@ -270,10 +268,11 @@ def _rounded(cell: Cell | None, found: Sequence[tuple[Cap, str, str]], facts: Ma
     return dataclasses.replace(cell, rounded=tokens, page=page) if page is not None else cell
 
 
-def _budget_only(name: str, target: str, value: float | None) -> Any:
+def _one(target: str, value: Any, facts: Mapping[str, Any], name: str) -> Any:
+    """*value* for *target*, else the run's *facts*: a statement evaluated with one value of the run's."""
     if name == target and value is not None:
         return value
-    raise Missing(name)
+    return fact(name, facts)
 
 
 def _sized_in(code: Code, result: Explanation) -> list[tuple[str, str]]:
