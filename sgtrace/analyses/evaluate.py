@@ -952,8 +952,8 @@ class Evaluator:
         if paths is None and owner == "self" and scope.cls is not None:
             paths = [scope.path]  # a word too common to follow: the reading class's own writes, in its file
         elif paths is None and owner:  # ... or those of the class the owner's name spells (model_config: ModelConfig)
-            spelt = ["".join(word.capitalize() for word in owner.split("_")), *_annotated(scope.function, owner)]
-            paths = [p for name in spelt for p, node in self.code.definitions(name) if isinstance(node, ast.ClassDef)]
+            classes = _owner_classes(owner, scope)
+            paths = [p for name in classes for p, node in self.code.definitions(name) if isinstance(node, ast.ClassDef)]
             paths = paths or None
         writes: list[tuple[str, ast.ClassDef, ast.stmt]] = []
         if paths is not None:
@@ -967,7 +967,7 @@ class Evaluator:
             )
             paths = [path for path in paths if written.search(self.code.text(path))]
             # the files that may hold the owner's class first; the others only when those hold none of its writes
-            words = _owner_words(owner, scope)
+            words = [name.encode() for name in _owner_classes(owner, scope)]
             first = [path for path in paths if any(word in self.code.text(path) for word in words)]
             writes = [(path, cls, item) for path in first for cls, item in self.code.writes(path).get(attr, ())]
             if not own_only and not self._mine(writes, owner, scope):
@@ -989,17 +989,15 @@ class Evaluator:
         owner's name spells or its annotation names."""
         if owner == "self" and scope.cls is not None:
             own = [w for w in writes if w[1].name == scope.cls.name]
-            family = {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}
+            family = set(_owner_classes(owner, scope))
             related = [
                 w
                 for w in writes
                 if w[1].name in family or family & {chain_of(b)[-1] for b in w[1].bases if chain_of(b)}
             ]
             return own or related
-        if owner:
-            named = {owner.replace("_", "").lower(), *(c.lower() for c in _annotated(scope.function, owner))}
-            return [w for w in writes if w[1].name.lower() in named]
-        return []
+        named = {name.lower() for name in _owner_classes(owner, scope)}
+        return [w for w in writes if w[1].name.lower() in named]
 
     def _computes(self, attr: str, chain: Sequence[str], scope: _Scope) -> bool:
         """Whether the object an attribute is read on computes it itself (one of its class's writes is no copy of
@@ -1818,14 +1816,18 @@ def _parameters(function: ast.AST) -> set[str]:
     return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
 
 
-def _owner_words(owner: str, scope: _Scope) -> list[bytes]:
-    """Words a file that holds the owner's class (or, for ``self``, a class of its family) must contain."""
+def _owner_classes(owner: str, scope: _Scope) -> list[str]:
+    """The classes whose writes an attribute read on *owner* means: for ``self`` the reading class and its bases;
+    else the class the owner's name spells (``model_config``: ``ModelConfig``) and the one its annotation names
+    (``kvc: KVCacheConfigurator``); none without an owner."""
     if owner == "self":
         if scope.cls is None:
             return []
-        return [w.encode() for w in {scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))}]
+        return list(dict.fromkeys([scope.cls.name, *(chain_of(b)[-1] for b in scope.cls.bases if chain_of(b))]))
+    if not owner:
+        return []
     spelt = "".join(word.capitalize() for word in owner.split("_"))
-    return [w.encode() for w in {spelt, *_annotated(scope.function, owner)}]
+    return list(dict.fromkeys([spelt, *_annotated(scope.function, owner)]))
 
 
 def _annotated(function: ast.AST | None, name: str) -> list[str]:
