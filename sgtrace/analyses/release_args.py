@@ -13,6 +13,7 @@ picks)``.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,12 +105,19 @@ def read_args(texts: Sequence[Text], budget: str, files: Sequence[SourceFile] = 
         declared.update(_fields(group))
         for item in group.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                annotation = ast.unparse(item.annotation)
-                if "int" in annotation or "float" in annotation:
+                if _numeric(item.annotation):
                     numeric.add(item.target.id)
                 if isinstance(item.value, ast.Constant):
                     defaults.setdefault(item.target.id, item.value.value)
     return ReleaseArgs(path, defaults, frozenset(numeric), frozenset(declared), options, flags)
+
+
+def _numeric(annotation: ast.expr) -> bool:
+    """Whether a field's type is a number (``int``, ``Optional[float]``); of ``Annotated[T, ...]`` (``A[T, Arg(help=
+    ...)]``) only T counts, not the words of its help."""
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts:
+        annotation = annotation.slice.elts[0]
+    return bool(re.search(r"\b(?:int|float)\b", ast.unparse(annotation)))
 
 
 def _siblings(node: ast.ClassDef, path: str, files: Sequence[SourceFile]) -> list[ast.ClassDef]:
