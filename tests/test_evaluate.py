@@ -587,3 +587,150 @@ def test_a_registry_filled_by_module_level_calls_dataclass_objects_and_loops(tmp
     # the config's type unknown: the loop cannot decide, and says what would
     found = evaluate_with(ModelConfig({"architectures": ["Other"]}, True, "config.json"), "spec_for(self.hf_config)")
     assert isinstance(found, Unknown) and f"{CONFIG_KEY}model_type" in found.needs
+
+
+CONFIGURED = {
+    "dtypes.py": """
+        import torch
+
+
+        def configure(argument, model_dtype):
+            if argument == "auto":
+                return None, model_dtype
+            return argument, torch.float8_e4m3fn
+    """,
+    "layers.py": """
+        import msgspec
+
+
+        class LayerInfo(msgspec.Struct, frozen=True, kw_only=True):
+            start: int
+            end: int
+            count: int
+            windows: int = 0
+
+
+        def resolve_layers(*, model, config):
+            count = config.num_hidden_layers
+            end = getattr(model, "end_layer", count)
+            return LayerInfo(start=getattr(model, "start_layer", 0), end=end, count=count)
+    """,
+    "runner.py": """
+        import torch
+
+        from pc import dtypes
+        from pc.layers import resolve_layers
+        from pc.configurator import Configurator
+
+
+        class Runner:
+            def configure(self):
+                resolved, self.kv_cache_dtype = dtypes.configure(self.server_args.kv_cache_dtype, torch.bfloat16)
+                self.layer_info = resolve_layers(model=self.model, config=self.hf_config)
+
+            def build(self):
+                self.kvc = Configurator(
+                    kv_cache_dtype=self.kv_cache_dtype, layer_info=self.layer_info, hf_config=self.hf_config
+                )
+    """,
+    "configurator.py": """
+        from dataclasses import dataclass
+        from typing import Any
+
+
+        @dataclass
+        class Configurator:
+            kv_cache_dtype: Any
+            layer_info: Any
+            hf_config: Any
+            is_window: bool = False
+
+            def fused(self, name):
+                if not self.is_window:
+                    return None
+                return 1
+
+            def budget(self, free_gb):
+                return int(free_gb * (1 << 30))
+
+            def pools(self, budget_bytes):
+                from pc.pools import make
+
+                configurator = make(self)
+                return configurator.sizes(budget_bytes, 1)
+    """,
+    "pools.py": """
+        from abc import ABC
+
+        import torch
+
+        from pc.configurator import Configurator
+
+
+        class Base(ABC):
+            def sizes(self, available_bytes, page):
+                return None
+
+
+        class Default(Base):
+            def __init__(self, kvc: Configurator):
+                from pc.helpers import cell_dim
+
+                size = torch._utils._element_size(kvc.kv_cache_dtype)
+                self._cell = cell_dim(kvc.hf_config) * kvc.layer_info.count * size
+                fused = kvc.fused("full")
+                if fused is not None:
+                    self._cell = fused
+
+            def sizes(self, available_bytes, page):
+                available_bytes = max(available_bytes - 0, 0)
+                return available_bytes // self._cell // page * page
+
+
+        class Windowed(Base):
+            def __init__(self, kvc: Configurator):
+                self._cell = kvc.window_cell
+
+
+        def make(kvc: Configurator):
+            if kvc.is_window:
+                return Windowed(kvc)
+            return Default(kvc)
+    """,
+    "helpers.py": """
+        def cell_dim(config):
+            return config.kv_lora_rank + config.qk_rope_head_dim
+    """,
+}
+
+
+def test_objects_built_at_run_time_and_the_calls_that_reach_them(tmp_path: Path) -> None:
+    """What 0.5.2x's pool sizing reads, on a small tree: an attribute set by unpacking a call's tuple
+    (``resolved, self.x = module.f(...)``), a ``msgspec.Struct`` built by keywords, a function imported inside the
+    function that calls it, a method of a parameter's annotated class, an object of an ordinary class (its
+    attributes its constructor's writes, its methods those of its class or bases), ``isinstance`` against it."""
+    root = _package(tmp_path, "pc")
+    for name, text in CONFIGURED.items():
+        (root / name).write_text(textwrap.dedent(text))
+    config = ModelConfig({"num_hidden_layers": 61, "kv_lora_rank": 512, "qk_rope_head_dim": 64}, True, "config.json")
+    given = Facts(values={"kv_cache_dtype": "auto"}, defaults={"pp_size": 1}, model=config)
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), given, evaluator_profile(SGLANG))
+    dtype = evaluator.at("self.kv_cache_dtype", "pc/runner.py", 15)
+    assert isinstance(dtype, Known) and str(dtype.value) == "torch.bfloat16", dtype
+    assert evaluator.at("self.layer_info.count", "pc/runner.py", 15).value == 61
+    assert evaluator.at("self.layer_info.windows", "pc/runner.py", 15).value == 0  # the Struct's default
+    assert evaluator.at("kvc.fused('full')", "pc/pools.py", 19).value is None  # kvc: Configurator, not a window
+    cell = evaluator.at("self._cell", "pc/pools.py", 25)
+    assert isinstance(cell, Known) and cell.value == (512 + 64) * 61 * 2, cell
+    made = evaluator.at("make(kvc)", "pc/pools.py", 37)
+    assert isinstance(made, Known) and isinstance(made.value, evaluate.Instance) and made.value.plain
+    assert made.value.ref.node.name == "Default"
+    assert evaluator.at("isinstance(make(kvc), Base)", "pc/pools.py", 37).value is True
+    assert evaluator.at("isinstance(make(kvc), Windowed)", "pc/pools.py", 37).value is False
+    assert evaluator.at("self.pools(70_272 * 3 + 5)", "pc/configurator.py", 22).value == 3
+    # what the objects do not decide stays unknown, and says what would
+    window = Facts(
+        {"kv_cache_dtype": "auto", "is_window": True}, {}, {"pp_size": 1}, model=config, forced=frozenset({"is_window"})
+    )
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), window, evaluator_profile(SGLANG))
+    assert isinstance(evaluator.at("make(kvc)._cell", "pc/pools.py", 37), Unknown)

@@ -46,7 +46,10 @@ MAX_DEPTH = 8
 #: follow: ``device``, ``config``).
 MAX_FILES = 60
 #: Files parsed at most for one explanation (what lies further is unknown: the evaluator's cost stays bounded).
-MAX_PARSED = 200
+MAX_PARSED = 300
+#: Files one question may parse besides those parsed before it (a question about a path the run does not take,
+#: whose objects are built at run time, would otherwise use the explanation's whole allowance).
+MAX_NEW_PARSED = 110
 #: Writes of one attribute weighed before it is given up as unknown.
 MAX_WRITES = 12
 #: How an unknown that the model's config.json decides is named: this prefix, then the key.
@@ -180,6 +183,9 @@ class Instance:
 
     ref: ClassRef
     fields: tuple[tuple[str, Value], ...]
+    #: An object of an ordinary class (``DefaultPoolConfigurator(kvc)``): its attributes are its class's writes of
+    #: them, not fields.
+    plain: bool = field(default=False, compare=False)
 
     def given(self, name: str) -> Value | None:
         return next((value for key, value in self.fields if key == name), None)
@@ -267,7 +273,10 @@ class Code:
         self._naming = naming
         self._trees: dict[str, ast.Module | None] = {}
         self._parents: dict[str, dict[ast.AST, ast.AST]] = {}
-        self._defs: dict[str, list[tuple[str, ast.AST]]] = {}
+        self._defs: dict[tuple[str, bool], list[tuple[str, ast.AST]]] = {}
+        self._definitions: dict[str, dict[str, list[ast.AST]]] = {}
+        #: The number of parsed files past which no more are parsed now (see Evaluator.at).
+        self.limit = MAX_PARSED
         self._named: dict[str, list[str] | None] = {}
         self._texts: dict[str, bytes] = {}
         self._lines: dict[str, list[int]] = {}
@@ -278,8 +287,8 @@ class Code:
         if path not in self._trees:
             source = self.by_path.get(path)
             tree = None
-            if len(self._trees) >= MAX_PARSED:
-                source = None
+            if len(self._trees) >= min(MAX_PARSED, self.limit):
+                return None  # not remembered: a later question, with an allowance of its own, may parse it
             try:
                 data = self.text(path) if source is not None else b""
                 if 0 < len(data) <= MAX_BYTES:
@@ -308,12 +317,14 @@ class Code:
     def naming(self, word: str) -> list[str] | None:
         """Paths of the files whose text names *word*; None when more than MAX_FILES do."""
         if word not in self._named:
-            if self._naming is None:
-                found = [p for p, f in self.by_path.items() if word.encode() in _bytes(f)]
-            else:
-                found = sorted(self.by_module[m].path for m in self._naming(word) if m in self.by_module)
+            found = self._every_naming(word)
             self._named[word] = found if len(found) <= MAX_FILES else None
         return self._named[word]
+
+    def _every_naming(self, word: str) -> list[str]:
+        if self._naming is None:
+            return [p for p, f in self.by_path.items() if word.encode() in _bytes(f)]
+        return sorted(self.by_module[m].path for m in self._naming(word) if m in self.by_module)
 
     def text(self, path: str) -> bytes:
         """The file's bytes (read once; empty past MAX_BYTES)."""
@@ -358,23 +369,38 @@ class Code:
                 for function in (f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
                     for node in _statements(function.body, (ast.Assign, ast.AnnAssign)):
                         for target in _targets(node):
-                            if isinstance(target, ast.Attribute) and chain_of(target) == ["self", target.attr]:
-                                found.setdefault(target.attr, []).append((cls, node))
+                            for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                                if isinstance(element, ast.Attribute) and chain_of(element) == ["self", element.attr]:
+                                    found.setdefault(element.attr, []).append((cls, node))
             self._writes[path] = found
         return self._writes[path]
 
-    def definitions(self, name: str) -> list[tuple[str, ast.AST]]:
-        """Functions and classes named *name* in the tree: (path, node)."""
-        if name not in self._defs:
+    def definitions(self, name: str, common: bool = False) -> list[tuple[str, ast.AST]]:
+        """Functions and classes named *name* in the tree: (path, node). A name too common to follow (more than
+        MAX_FILES files name it: a class every model file imports) has none, unless *common*: then the files
+        whose text defines it are looked for among all those naming it."""
+        key = (name, common)
+        if key not in self._defs:
             found: list[tuple[str, ast.AST]] = []
             defined = re.compile(rb"(?:def|class)\s+" + re.escape(name.encode()) + rb"\b")
-            for path in (p for p in self.naming(name) or () if defined.search(self.text(p))):
-                tree = self.tree(path)
-                for node in ast.walk(tree) if tree else ():
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-                        found.append((path, node))
-            self._defs[name] = found
-        return self._defs[name]
+            paths = self.naming(name)
+            if paths is None and common:
+                paths = [p for p in self._every_naming(name) if defined.search(self.text(p))][:MAX_FILES]
+            for path in (p for p in paths or () if defined.search(self.text(p))):
+                found.extend((path, node) for node in self._defined(path).get(name, ()))
+            self._defs[key] = found
+        return self._defs[key]
+
+    def _defined(self, path: str) -> dict[str, list[ast.AST]]:
+        """The file's functions and classes (at any depth) by name."""
+        if path not in self._definitions:
+            tree = self.tree(path)
+            by_name: dict[str, list[ast.AST]] = {}
+            for node in ast.walk(tree) if tree else ():
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    by_name.setdefault(node.name, []).append(node)
+            self._definitions[path] = by_name
+        return self._definitions[path]
 
     def enclosing(self, path: str, line: int) -> tuple[ast.AST | None, ast.ClassDef | None]:
         """The innermost function holding *line* in *path*, and its class."""
@@ -423,22 +449,52 @@ class Code:
         source = self.by_path.get(path)
         return source.module if source is not None else ""
 
-    def imported(self, path: str, name: str) -> tuple[str, str] | None:
-        """(path, name) a ``from m import name`` of *path*'s module brings, when m is in the tree."""
-        tree = self.tree(path)
-        package = self.module_of(path).rsplit(".", 1)[0] if self.module_of(path) else ""
-        for node in tree.body if tree else ():
+    def imported(self, path: str, name: str, function: ast.AST | None = None) -> tuple[str, str] | None:
+        """(path, name) a ``from m import name`` of *path*'s module (or of *function*'s body) brings, when m is in
+        the tree."""
+        for node in self._imports(path, function):
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
-                        module = node.module or ""
-                        if node.level:
-                            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                            module = f"{base}.{module}" if module else base
-                        source = self.by_module.get(module)
+                        source = self.by_module.get(self._from(path, node))
                         if source is not None:
                             return source.path, alias.name
         return None
+
+    def module_named(self, path: str, name: str, function: ast.AST | None = None) -> str | None:
+        """The path of the tree's module that *name* is in *path* (``from pkg import module``, ``import pkg.module
+        as name``), if it is one."""
+        for node in self._imports(path, function):
+            for alias in node.names:
+                if (alias.asname or alias.name) != name:
+                    continue
+                if isinstance(node, ast.ImportFrom):
+                    module = f"{self._from(path, node)}.{alias.name}".lstrip(".")
+                elif alias.asname is not None or "." not in alias.name:
+                    module = alias.name
+                else:
+                    continue
+                source = self.by_module.get(module)
+                if source is not None:
+                    return source.path
+        return None
+
+    def _imports(self, path: str, function: ast.AST | None) -> list[ast.Import | ast.ImportFrom]:
+        """The module's top-level imports, then those in *function*'s body."""
+        tree = self.tree(path)
+        found = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))] if tree else []
+        if function is not None:
+            found += [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        return found
+
+    def _from(self, path: str, node: ast.ImportFrom) -> str:
+        """The module a ``from ... import`` reads, relative levels resolved against *path*'s package."""
+        module = node.module or ""
+        if not node.level:
+            return module
+        package = self.module_of(path).rsplit(".", 1)[0] if self.module_of(path) else ""
+        base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+        return f"{base}.{module}" if module else base
 
 
 def _bytes(source: SourceFile) -> bytes:
@@ -575,7 +631,12 @@ class Evaluator:
             node = ast.parse(source.strip(), mode="eval").body
         except SyntaxError:
             return Unknown((source.strip(),))
-        return self.node_at(node, path, line)
+        before = self.code.limit
+        self.code.limit = min(before, len(self.code._trees) + MAX_NEW_PARSED)
+        try:
+            return self.node_at(node, path, line)
+        finally:
+            self.code.limit = before
 
     def node_at(self, node: ast.expr, path: str, line: int) -> Value:
         function, cls = self.code.enclosing(path, line)
@@ -719,7 +780,7 @@ class Evaluator:
         given = self.facts.named(name)
         if given is not None:
             return given
-        return self._global(name, scope.path, scope.depth)
+        return self._global(name, scope.path, scope.depth, scope.function)
 
     def _locals_at(self, scope: _Scope) -> dict[str, Value | _Lazy]:
         """The function's names as they stand when *scope*'s line runs: its body run up to that line, its
@@ -745,12 +806,13 @@ class Evaluator:
         self._locals[key] = inner.env or {}
         return self._locals[key]
 
-    def _global(self, name: str, path: str, depth: int) -> Value:
-        """A module-level name: the module's own constants, else what it imports from the tree."""
+    def _global(self, name: str, path: str, depth: int, function: ast.AST | None = None) -> Value:
+        """A module-level name: the module's own constants, else what it (or *function*'s body) imports from the
+        tree."""
         env = self._module(path)
         if name in env:
             return _force(env[name])
-        imported = self.code.imported(path, name)
+        imported = self.code.imported(path, name, function)
         if imported is not None and depth < MAX_DEPTH * 4:
             there, original = imported
             return self._global(original, there, depth + 1)
@@ -844,8 +906,10 @@ class Evaluator:
             if isinstance(receiver, Known) and isinstance(receiver.value, ClassRef):
                 return self._class_attribute(receiver.value, node.attr)
             if isinstance(receiver, Known) and isinstance(receiver.value, Instance):
-                return self._field(receiver, node.attr)
-            if isinstance(receiver, Known):
+                found = self._field(receiver, node.attr)
+                if isinstance(found, Known) or not receiver.value.plain:
+                    return found  # an ordinary object that does not decide it: read as if it were not known
+            elif isinstance(receiver, Known):
                 return _member(receiver, node.attr)
         # --set overrides what the code computes, except a server argument's value: a class that computes its own
         # attribute of that name computes it from the argument
@@ -883,6 +947,9 @@ class Evaluator:
         (``field(default=...)``, ``field(default_factory=list)``, a literal)."""
         instance = receiver.value
         assert isinstance(instance, Instance)
+        if instance.plain:  # an ordinary class's attribute: its writes of it
+            at = _Scope(instance.ref.path, None, instance.ref.node, instance.ref.node.lineno)
+            return _why(self._written(name, ["self", name], at), receiver.why)
         given = instance.given(name)
         if given is not None:
             return _why(given, receiver.why)
@@ -953,7 +1020,9 @@ class Evaluator:
             paths = [scope.path]  # a word too common to follow: the reading class's own writes, in its file
         elif paths is None and owner:  # ... or those of the class the owner's name spells (model_config: ModelConfig)
             classes = _owner_classes(owner, scope)
-            paths = [p for name in classes for p, node in self.code.definitions(name) if isinstance(node, ast.ClassDef)]
+            paths = [
+                p for name in classes for p, node in self.code.definitions(name, True) if isinstance(node, ast.ClassDef)
+            ]
             paths = paths or None
         writes: list[tuple[str, ast.ClassDef, ast.stmt]] = []
         if paths is not None:
@@ -1045,6 +1114,8 @@ class Evaluator:
                 function, name, default = parameter
                 value = self.node_at(default, path, item.lineno) if default is not None else Unknown((name,))
                 values.extend(self._constructed(cls.name, name))
+            elif (position := _unpacked(item, attr)) is not None:  # a, self.x = f(): the item x takes
+                value = _item(self.node_at(item.value, path, item.lineno), position)
             else:
                 value = self.node_at(item.value, path, item.lineno) if item.value is not None else Unknown((attr,))
             if isinstance(value, Known):
@@ -1148,9 +1219,11 @@ class Evaluator:
         ref = self._name(func.id, scope)
         if not (isinstance(ref, Known) and isinstance(ref.value, ClassRef)):
             return None
-        decorators = [(chain_of(d)[-1:] or [""])[0] for d in ref.value.node.decorator_list]
-        if "dataclass" not in decorators:
-            return None
+        if not _record_class(ref.value.node):
+            if not self._plain_class(ref.value):
+                return None
+            where = (*ref.why, f"{func.id}(...) at {scope.path}:{node.lineno}")
+            return Known(Instance(ref.value, (), plain=True), where)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return Unknown((_text(node),))
         names = [
@@ -1159,6 +1232,53 @@ class Evaluator:
         given = [*zip(names, node.args, strict=False), *((k.arg, k.value) for k in node.keywords if k.arg)]
         fields = tuple((name, self.expr(value, scope)) for name, value in given)
         return Known(Instance(ref.value, fields), (*ref.why, f"{func.id}(...) at {scope.path}:{node.lineno}"))
+
+    def _plain_class(self, ref: ClassRef) -> bool:
+        """Whether objects of *ref* can stand for themselves: an ordinary class of the tree that says nothing of
+        its truth or construction (no ``__bool__``, ``__len__``, ``__new__``), each base a class of the tree that
+        does neither, or ``object``/``ABC``."""
+        seen: set[str] = set()
+        pending = [ref]
+        while pending:
+            cls = pending.pop()
+            if cls.node.name in seen:
+                continue
+            seen.add(cls.node.name)
+            names = {n.name for n in cls.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if names & {"__bool__", "__len__", "__new__", "__call__"} or cls.node.keywords:
+                return False
+            for base in cls.node.bases:
+                spelt = chain_of(base)
+                if spelt[-1:] in (["object"], ["ABC"]):
+                    continue
+                found = (
+                    [(p, d) for p, d in self.code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)]
+                    if spelt
+                    else []
+                )
+                if len(found) != 1 or len(seen) > MAX_DEPTH:
+                    return False
+                pending.append(ClassRef(*found[0]))
+        return True
+
+    def _family(self, ref: ClassRef) -> tuple[set[str], bool]:
+        """The names of *ref*'s class and its bases, and whether every base was found in the tree."""
+        names: set[str] = set()
+        whole, pending = True, [ref.node]
+        while pending and len(names) <= MAX_DEPTH:
+            node = pending.pop()
+            names.add(node.name)
+            for base in node.bases:
+                spelt = chain_of(base)
+                if spelt[-1:] in (["object"], ["ABC"]):
+                    continue
+                found = [d for _, d in self.code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)] if spelt else []
+                if len(found) == 1:
+                    pending.append(found[0])
+                else:
+                    whole = False
+                    names.update(spelt[-1:])
+        return names, whole and not pending
 
     def _on_receiver(self, func: ast.Attribute, node: ast.Call, scope: _Scope) -> Value | None:
         """A method called on a decided receiver (evaluated once): a reading method of a built-in value
@@ -1178,18 +1298,31 @@ class Evaluator:
         """A method of a class of the tree called on a decided *receiver*: a class the code names (a classmethod or
         staticmethod: ``SpeculativeAlgorithm.from_string(name)``), or a member of an enum of the tree
         (``algorithm.is_none()``, run with ``self`` the member); None when the receiver is neither."""
+        if isinstance(receiver.value, Instance):
+            found = method_of(self.code, receiver.value.ref, name)
+            if found is None or _kind(found[1]) != "instance":
+                return None
+            path, method, cls = found
+            bound = self._bind(method, node, scope, method=True)
+            if isinstance(bound, Unknown):
+                return bound
+            first = [*method.args.posonlyargs, *method.args.args][:1]
+            if first:
+                bound[first[0].arg] = receiver
+            return self._body(method, path, cls, bound, scope.depth + 1)
         if isinstance(receiver.value, ClassRef):
             path, cls = receiver.value.path, receiver.value.node
         elif isinstance(receiver.value, Member):
-            found = [(p, d) for p, d in self.code.definitions(receiver.value.enum) if isinstance(d, ast.ClassDef)]
-            if len(found) != 1:
+            enums = [(p, d) for p, d in self.code.definitions(receiver.value.enum) if isinstance(d, ast.ClassDef)]
+            if len(enums) != 1:
                 return None
-            path, cls = found[0]
+            path, cls = enums[0]
         else:
             return None
-        method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-        if method is None:
+        named = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if named is None:
             return None
+        method = named
         kind = _kind(method)
         if kind == "instance" and isinstance(receiver.value, ClassRef):
             return None  # an instance method called on its class: its first argument is the instance
@@ -1291,6 +1424,11 @@ class Evaluator:
                 return Known(False, receiver.why)  # None is an instance of no class the code names
         if isinstance(receiver, Known) and classes and set(classes) <= {*_BUILTIN_TYPES, "dtype"}:
             return self._builtin_instance(receiver, classes)
+        if isinstance(receiver, Known) and isinstance(receiver.value, Instance):
+            family, whole = self._family(receiver.value.ref)
+            if family & set(classes) or whole:
+                return Known(bool(family & set(classes)), receiver.why)
+            return Unknown((_text(node),))
         if not (isinstance(receiver, Known) and isinstance(receiver.value, ModelConfig)):
             return None
         model_type = receiver.value.get("model_type")
@@ -1427,13 +1565,16 @@ class Evaluator:
             for node in tree.body if tree else ():
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.id:
                     return scope.path, node, None
-            imported = self.code.imported(scope.path, func.id)
-            if imported is not None:
-                there = self.code.tree(imported[0])
-                for node in there.body if there else ():
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == imported[1]:
-                        return imported[0], node, None
-            return None
+            imported = self.code.imported(scope.path, func.id, scope.function)
+            return self._function_in(*imported) if imported is not None else None
+        if len(chain) == 2 and chain[0] not in _SELF and not _bound(scope.env, chain[0]):
+            module = self.code.module_named(scope.path, chain[0], scope.function)
+            if module is not None:  # module.function(...)
+                return self._function_in(module, chain[1])
+        if len(chain) == 2 and chain[0] not in _SELF and not _bound(scope.env, chain[0]):
+            method = self._annotated_method(chain[0], chain[1], scope)
+            if method is not None:  # kvc.method(...), kvc a parameter annotated with a class of the tree
+                return method
         if len(chain) == 2 and chain[0] in ("self", "cls") and scope.cls is not None:
             for node in scope.cls.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == chain[1]:
@@ -1443,6 +1584,29 @@ class Evaluator:
             if len(found) == 1:
                 path, node = found[0]
                 return path, node, self.code._class_of(path, node)
+        return None
+
+    def _annotated_method(
+        self, receiver: str, name: str, scope: _Scope
+    ) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+        """The method *name* of the class a parameter *receiver* of the running function is annotated with (run as
+        that class's methods are: its ``self.x`` are the class's writes of x)."""
+        for cls in _annotated(scope.function, receiver):
+            found = [(p, d) for p, d in self.code.definitions(cls, True) if isinstance(d, ast.ClassDef)]
+            if len(found) != 1:
+                continue
+            path, node = found[0]
+            method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+            if method is not None and _kind(method) == "instance":
+                return path, method, node
+        return None
+
+    def _function_in(self, path: str, name: str) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
+        """The module-level function *name* of the file *path*."""
+        tree = self.code.tree(path)
+        for node in tree.body if tree else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return path, node, None
         return None
 
     def _bind(self, function: ast.AST, call: ast.Call, scope: _Scope, method: bool) -> dict[str, Value] | Unknown:
@@ -1608,6 +1772,8 @@ class Evaluator:
                 for i, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
                         env[element.id] = _Lazy(functools.partial(_item, value, i))
+                    elif isinstance(element, ast.Attribute) and chain_of(element) == ["self", element.attr]:
+                        env[f"self.{element.attr}"] = _Lazy(functools.partial(_item, value, i))
 
     def _later(self, node: ast.expr, scope: _Scope) -> _Lazy:
         """*node*'s value as the names stand now, worked out when first read."""
@@ -1681,6 +1847,24 @@ class Evaluator:
 
 
 # -- helpers ---------------------------------------------------------------------------------------------
+def method_of(code: Code, ref: ClassRef, name: str) -> tuple[str, ast.FunctionDef, ast.ClassDef] | None:
+    """(path, method, class) of the method *name* an object of *ref* runs: its class's own, else its nearest
+    base's in the tree."""
+    pending, seen = [(ref.path, ref.node)], 0
+    while pending and seen <= MAX_DEPTH:
+        path, node = pending.pop(0)
+        seen += 1
+        method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if method is not None:
+            return path, method, node
+        for base in node.bases:
+            spelt = chain_of(base)
+            found = [(p, d) for p, d in code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)] if spelt else []
+            if len(found) == 1:
+                pending.append((found[0][0], found[0][1]))
+    return None
+
+
 def _text(node: ast.AST) -> str:
     try:
         return ast.unparse(node)
@@ -1774,6 +1958,22 @@ def _targets(statement: ast.stmt) -> list[ast.expr]:
     return []
 
 
+def _record_class(node: ast.ClassDef) -> bool:
+    """Whether a class is a record of fields built by keyword: a dataclass, a ``msgspec.Struct``."""
+    decorators = [(chain_of(d if not isinstance(d, ast.Call) else d.func)[-1:] or [""])[0] for d in node.decorator_list]
+    return "dataclass" in decorators or any(chain_of(b)[-1:] == ["Struct"] for b in node.bases)
+
+
+def _unpacked(statement: ast.stmt, attr: str) -> int | None:
+    """The position of ``self.attr`` in the tuple an assignment unpacks (``a, self.attr = f()``), if it is one."""
+    for target in _targets(statement):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for position, element in enumerate(target.elts):
+                if isinstance(element, ast.Attribute) and chain_of(element) == ["self", attr]:
+                    return position
+    return None
+
+
 def _declared(item: ast.stmt) -> list[str]:
     """The names a class-body statement declares: a field with a default, a class attribute, a property."""
     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1859,11 +2059,17 @@ def _typed(values: Mapping[str, Any], profile: Words) -> dict[str, Any]:
     return typed
 
 
+def _bound(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
+    """Whether *name* holds a decided value in the running body (a parameter or a local); an undecided parameter
+    is still known by its annotation."""
+    return env is not None and name in env and isinstance(_force(env[name]), Known)
+
+
 def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
     """Whether ``self``/``cls`` is bound to a decided class or enum member (a method run on one), whose
     attributes are its own, not the tree's writes of them."""
     value = env.get(name) if env is not None and name in _SELF else None
-    return isinstance(value, Known) and isinstance(value.value, (ClassRef, Member))
+    return isinstance(value, Known) and isinstance(value.value, (ClassRef, Member, Instance))
 
 
 def _kind(function: ast.AST) -> str:

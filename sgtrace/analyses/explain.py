@@ -156,6 +156,9 @@ class Cell:
     #: and the page size; None where no rounding applies or it could not be evaluated.
     rounded: int | None = None
     page: int | None = None
+    #: Where this release sizes the pool in another order than the log's run did (its draft's weights loaded
+    #: first): the tokens the cell gives for the pool of the run's own order, to set beside the log's.
+    as_run: int | None = None
 
 
 @dataclass(frozen=True)

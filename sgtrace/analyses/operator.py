@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from sgtrace.analyses.cells import cell_of
 from sgtrace.analyses.evaluate import Code, Evaluator, Facts, Known, ModelConfig, Profile, Value
 from sgtrace.analyses.explain import (
     AT_SIZING,
@@ -183,6 +184,11 @@ def build(
         missing=_hints(result.missing, known),
     )
     cell = cell_of(code, result, resolve) if want.statuses else None
+    if cell is not None and draft_before is not None and chosen is not None and not chosen.draft_first:
+        # the log's run sized its pool before its draft: its tokens are the cell's for the pool without that
+        assert result.kv_budget_gb is not None
+        own = cell_of(code, dataclasses.replace(result, kv_budget_gb=result.kv_budget_gb + draft_before[0]), resolve)
+        cell = dataclasses.replace(cell, as_run=own.tokens if own is not None else None)
     result = dataclasses.replace(result, cell=_rounded(cell, result.caps, status_facts))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
@@ -195,45 +201,6 @@ def build(
         env_unread,
     )  # fmt: skip
     return result, context
-
-
-def cell_of(code: Code, result: Explanation, resolve: Resolve) -> Cell | None:
-    """The release's bytes per token for the run's model: the statement after the prediction's last one, in its
-    function, that divides what it bound by a size (``int(rest_memory * (1 << 30)) // cell_size``), its divisor
-    evaluated by the release's code; with the tokens that statement gives for the predicted budget. None where
-    no such statement follows or the size is not decided."""
-    if not result.sized_at or result.kv_budget_gb is None:
-        return None
-    path, line = result.sized_at[-1]
-    target = next((s.target for s in result.steps if (s.path, s.line) == (path, line)), "")
-    function, _ = code.enclosing(path, line)
-    if not target or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    later = sorted(
-        (s for s in ast.walk(function) if isinstance(s, (ast.Assign, ast.Return, ast.AnnAssign)) and s.lineno > line),
-        key=lambda s: s.lineno,
-    )
-    for statement in later:
-        for node in ast.walk(statement):
-            if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div))):
-                continue
-            if target not in {n.id for n in ast.walk(node.left) if isinstance(n, ast.Name)}:
-                continue
-            if isinstance(node.right, ast.Constant):
-                continue  # a change of unit, not a size per token
-            size = resolve(ast.unparse(node.right), path, statement.lineno)
-            value = getattr(size, "value", None) if hasattr(size, "why") else None
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                return None
-            source = code.text(path).decode("utf-8", "replace")
-            text = ast.get_source_segment(source, statement) or ast.unparse(statement)
-            try:
-                left = evaluate(node.left, functools.partial(_one, target, result.kv_budget_gb, {}))
-                tokens = int(left // value if isinstance(node.op, ast.FloorDiv) else left / value)
-            except (Missing, TypeError, ValueError, ArithmeticError):
-                tokens = None
-            return Cell(value, tokens, path, statement.lineno, " ".join(text.split()), tuple(size.why))
-    return None
 
 
 def _rounded(cell: Cell | None, found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any]) -> Cell | None:

@@ -56,6 +56,8 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
             )
             if cell.rounded is not None and cell.rounded != cell.tokens:
                 lines.append(f"  in pages of {cell.page}: {cell.rounded} tokens")
+            if cell.as_run is not None:
+                lines.append(f"  for the pool of the log's own order (before its draft): {cell.as_run} tokens")
         elif result.predicted_tokens is not None:
             lines.append(f"predicted tokens:    {result.predicted_tokens} (at the log's own bytes per token)")
     if result.observed_kv_gb is not None:
@@ -109,6 +111,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
                 "why": list(result.cell.why),
                 "rounded": result.cell.rounded,
                 "page_size": result.cell.page,
+                "as_run_tokens": result.cell.as_run,
             }
             if result.cell is not None
             else None

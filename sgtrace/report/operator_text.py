@@ -91,7 +91,13 @@ def _tokens(result: Explanation) -> str:
     )
     if cell.rounded is not None and cell.rounded != cell.tokens:
         said += f" ({cell.rounded:,} in pages of {cell.page})"
-    if result.observed_tokens:
+    if result.observed_tokens and cell.as_run is not None:
+        apart = abs(cell.as_run - result.observed_tokens) / result.observed_tokens * 100
+        said += (
+            f" on this release; for the pool of the log's own order (sized before its draft) the cell gives"
+            f" {cell.as_run:,}, and the log shows {result.observed_tokens:,.0f} ({apart:.2g} % apart)"
+        )
+    elif result.observed_tokens:
         apart = abs(cell.tokens - result.observed_tokens) / result.observed_tokens * 100
         said += f"; the log shows {result.observed_tokens:,.0f} ({apart:.2g} % apart)"
         per_token = result.bytes_per_token
