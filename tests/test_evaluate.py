@@ -18,6 +18,7 @@ from sgtrace.analyses.evaluate import (
     ModelConfig,
     Profile,
     Unknown,
+    Value,
     Words,
     model_type_of,
 )
@@ -734,3 +735,90 @@ def test_objects_built_at_run_time_and_the_calls_that_reach_them(tmp_path: Path)
     )
     evaluator = Evaluator(Code(discover(str(tmp_path)).files), window, evaluator_profile(SGLANG))
     assert isinstance(evaluator.at("make(kvc)._cell", "pc/pools.py", 37), Unknown)
+
+
+HANDED_ON = {
+    "pools.py": """
+        class Base:
+            active: bool = False
+
+            def __init__(self, size, page=1):
+                self.size = size
+
+
+        class Dense(Base):
+            def __init__(self, size, page, dtype, active=False):
+                super().__init__(size, page)
+                self.active = active
+
+
+        class Striped(Dense):
+            def __init__(self, *args, stripe, **kwargs):
+                super().__init__(*args, **kwargs)
+
+
+        class Paged(Dense):
+            def __init__(self, size, page, dtype, active):
+                super().__init__(size, page, dtype, active)
+
+
+        class Hybrid:
+            def __init__(self, full):
+                self.full = full
+
+            @property
+            def active(self):
+                return self.full.active
+    """,
+    "build.py": """
+        from hand.pools import Dense, Hybrid, Paged, Striped
+
+        ENABLED = False
+
+
+        def make():
+            dense = Dense(8, 1, "bf16", active=ENABLED)
+            Striped(8, 1, "bf16", stripe=2, active=ENABLED)
+            Paged(8, 1, "bf16", ENABLED)
+            return Hybrid(dense)
+
+
+        def read(pool):
+            return pool.active
+    """,
+}
+
+
+def _handed_on(tmp_path: Path, **replaced: str) -> Value:
+    root = _package(tmp_path, "hand")
+    for name, text in HANDED_ON.items():
+        for old, new in replaced.items():
+            text = text.replace(old, new)
+        (root / name).write_text(textwrap.dedent(text))
+    line = textwrap.dedent(HANDED_ON["build.py"]).splitlines().index("    return pool.active") + 1
+    return Evaluator(Code(discover(str(tmp_path)).files), Facts()).at("pool.active", "hand/build.py", line)
+
+
+def test_an_attribute_every_write_agrees_on_through_constructors_that_hand_it_on(tmp_path: Path) -> None:
+    """``pool.active`` on an object of no known class is what every write of it agrees on: a class default, a
+    constructor's parameter whose value comes from the constructions (by keyword, by position, through a
+    subclass's ``super().__init__`` handing on its own parameter or its ``*args``/``**kwargs``; a base whose
+    ``__init__`` takes no such parameter is passed nothing), and a property that hands the read on to another
+    pool's ``active`` (one of the other writes' values, not a value of its own)."""
+    found = _handed_on(tmp_path)
+    assert isinstance(found, Known) and found.value is False, found
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('Paged(8, 1, "bf16", ENABLED)', 'Paged(8, 1, "bf16", True)'),  # by position, through a subclass
+        ("stripe=2, active=ENABLED", "stripe=2, active=True"),  # through **kwargs
+        ('"bf16", stripe=2, active=ENABLED', '"bf16", True, stripe=2'),  # through *args, by position
+        ("return self.full.active", "return (self.full.active,)"),  # a tuple holding it is a value of its own
+        ("return self.full.active", "return not self.full.active"),
+    ],
+)
+def test_a_write_that_may_differ_leaves_it_unknown(tmp_path: Path, old: str, new: str) -> None:
+    found = _handed_on(tmp_path, **{old: new})
+    assert isinstance(found, Unknown), found

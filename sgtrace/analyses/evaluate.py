@@ -72,9 +72,13 @@ class Known:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """An undecided value and the facts that would decide it."""
+    """An undecided value and the facts that would decide it. *cycle*: the value is the attribute of that name
+    read again while its own value is being worked out (a property that hands the read on, ``return
+    self.full_kv_pool.post_capture_active``): among the tree's writes of that attribute it adds no value of its
+    own."""
 
     needs: tuple[str, ...]
+    cycle: str = ""
 
 
 Value = Known | Unknown
@@ -744,7 +748,7 @@ class Evaluator:
             spread = isinstance(element, ast.Starred)
             value = self.expr(element.value if isinstance(element, ast.Starred) else element, scope)
             if isinstance(value, Unknown):
-                return value
+                return Unknown(value.needs)  # not the value read again: a collection holding it
             items.extend(value.value) if spread else items.append(value.value)
             why += value.why
         made: Any = items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else set(items)
@@ -755,7 +759,7 @@ class Evaluator:
         for key_node, value_node in zip(node.keys, node.values, strict=True):
             value = self.expr(value_node, scope)
             if isinstance(value, Unknown):
-                return value
+                return Unknown(value.needs)
             if key_node is None:
                 made.update(value.value)
                 continue
@@ -995,7 +999,7 @@ class Evaluator:
         if key in self._attributes:
             return self._attributes[key]
         if key in self._busy:
-            return Unknown((attr,))
+            return Unknown((attr,), cycle=attr)
         self._busy.add(key)
         try:
             found = self._writes(attr, owner, scope)
@@ -1123,6 +1127,8 @@ class Evaluator:
             values.append(value)
             if isinstance(item, ast.AnnAssign) and item in cls.body:  # a field: what its constructions pass too
                 values.extend(self._constructed(cls.name, attr))
+        # a write that reads the attribute again (a property handing it on) is one of the others' values
+        values = [v for v in values if not (isinstance(v, Unknown) and v.cycle == attr)]
         if not values:
             return Unknown((attr,))
         first = values[0]
@@ -1130,13 +1136,17 @@ class Evaluator:
             return first
         return next((v for v in values if isinstance(v, Unknown)), Unknown((attr,)))
 
-    def _constructed(self, cls: str, attr: str) -> list[Value]:
+    def _constructed(self, cls: str, attr: str, depth: int = 0) -> list[Value]:
         """What the tree's constructions of class *cls* (and its subclasses' ``super().__init__``) pass for its
-        field or parameter *attr* (an Unknown for a construction whose arguments cannot be told apart:
-        positional, ``**kwargs``; one for a class built in too many files)."""
+        field or parameter *attr*. Where the class's own ``__init__`` is known, a positional argument is matched
+        to its parameter, and a construction that does not pass it passes nothing (the default is its writer's
+        to give); a subclass's ``__init__`` that hands on a parameter of its own (``x=x``) or its ``*args`` and
+        ``**kwargs`` passes what the subclass's constructions pass. An Unknown for a construction whose arguments
+        cannot be told apart, and for a class built in too many files."""
         paths = self.code.naming(cls)
-        if paths is None:
+        if paths is None or depth > MAX_DEPTH:
             return [Unknown((attr,))]
+        init = self._init_of(cls)
         found: list[Value] = []
         built = re.compile(rb"\b" + re.escape(cls.encode()) + rb"\s*\(|__init__\s*\(")
         for path in paths:
@@ -1144,12 +1154,41 @@ class Evaluator:
                 called = chain_of(node.func)
                 if called[-1:] != [cls] and not self._subclass_call(path, node, cls):
                     continue
-                keyword = next((k for k in node.keywords if k.arg == attr), None)
-                if keyword is not None:
-                    found.append(self.node_at(keyword.value, path, node.lineno))
-                elif node.args or any(k.arg is None for k in node.keywords):
+                passed = _passed(node, init, attr)
+                if passed is None:
+                    continue
+                if isinstance(passed, ast.expr):
+                    found.extend(self._handed_on(path, node, passed, attr, depth))
+                else:
                     found.append(Unknown((attr,)))
         return found
+
+    def _init_of(self, cls: str) -> ast.FunctionDef | None:
+        """The ``__init__`` class *cls* defines itself, when one class of that name is in the tree."""
+        classes = [d for _, d in self.code.definitions(cls) if isinstance(d, ast.ClassDef)]
+        if len(classes) != 1:
+            return None
+        return next((n for n in classes[0].body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+
+    def _handed_on(self, path: str, call: ast.Call, passed: ast.expr, attr: str, depth: int) -> list[Value]:
+        """The values *passed* stands for. In a class's ``__init__``, a parameter of its own (``x=x``) stands for
+        what that class's constructions pass for it (or its default), its ``*args``/``**kwargs`` for what they
+        pass for *attr*; else the expression's value."""
+        function, owner = self.code.enclosing(path, call.lineno)
+        if isinstance(function, ast.FunctionDef) and function.name == "__init__" and owner is not None:
+            rest = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+            if isinstance(passed, ast.Starred) and isinstance(passed.value, ast.Name) and passed.value.id in rest:
+                return self._constructed(owner.name, attr, depth + 1)
+            parameter = _parameter_of(ast.Assign([ast.Name("_")], passed, lineno=call.lineno), function)
+            if parameter is not None:
+                _, name, default = parameter
+                values = self._constructed(owner.name, name, depth + 1)
+                if default is not None:
+                    values.append(self.node_at(default, path, function.lineno))
+                return values or [Unknown((name,))]
+        if isinstance(passed, ast.Starred):
+            return [Unknown((attr,))]
+        return [self.node_at(passed, path, call.lineno)]
 
     def _subclass_call(self, path: str, call: ast.Call, cls: str) -> bool:
         """Whether *call* (``super().__init__(...)``, ``Base.__init__(self, ...)``) is in a subclass of *cls*."""
@@ -1640,7 +1679,9 @@ class Evaluator:
             key = (id(function), "")
         if key in self._calls:
             return self._calls[key]
-        if key in self._busy or depth > MAX_DEPTH * 4:
+        if key in self._busy:
+            return Unknown((f"{function.name}()",), cycle=function.name)
+        if depth > MAX_DEPTH * 4:
             return Unknown((f"{function.name}()",))
         self._busy.add(key)
         try:
@@ -1938,6 +1979,44 @@ def _parameter_of(statement: ast.stmt, function: ast.AST | None) -> tuple[ast.AS
     if name not in defaults or name == "self":
         return None
     return function, name, defaults[name]
+
+
+def _is_super(call: ast.Call) -> bool:
+    """``super().__init__(...)``."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "__init__"
+        and isinstance(func.value, ast.Call)
+        and chain_of(func.value.func) == ["super"]
+    )
+
+
+def _passed(call: ast.Call, init: ast.FunctionDef | None, name: str) -> ast.expr | bool | None:
+    """What a construction passes for parameter *name* of *init* (the class's ``__init__``): the argument (a
+    keyword, or the positional one at its place), a Starred ``*args``/``**kwargs`` through which it passes it,
+    None when it passes nothing for it, True when that cannot be told."""
+    keyword = next((k for k in call.keywords if k.arg == name), None)
+    if keyword is not None:
+        return keyword.value
+    mapping = next((k.value for k in call.keywords if k.arg is None), None)
+    if init is None:
+        return True if mapping is not None or call.args else None
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]  # without self
+    if name in positional:
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return argument if index <= positional.index(name) else None
+            if index == positional.index(name):
+                return argument
+    elif name not in {a.arg for a in init.args.kwonlyargs}:  # only through the __init__'s *args or **kwargs
+        if init.args.vararg is not None and (
+            len(call.args) > len(positional) or any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            return True
+        if init.args.kwarg is None:
+            return None
+    return ast.Starred(mapping, ast.Load()) if mapping is not None else None
 
 
 def _union(node: ast.expr) -> list[str]:
