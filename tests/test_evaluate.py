@@ -822,3 +822,21 @@ def test_an_attribute_every_write_agrees_on_through_constructors_that_hand_it_on
 def test_a_write_that_may_differ_leaves_it_unknown(tmp_path: Path, old: str, new: str) -> None:
     found = _handed_on(tmp_path, **{old: new})
     assert isinstance(found, Unknown), found
+
+
+def test_what_the_parse_allowance_left_undecided_is_worked_out_again_by_a_later_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One question may parse only so many new files; what it could not decide for want of one is not
+    remembered as undecided: the next question, with an allowance of its own, decides it (answers do not
+    depend on which question came first)."""
+    root = _package(tmp_path, "memo")
+    (root / "m0.py").write_text("from memo.m1 import A\n\nV = A\n")
+    (root / "m1.py").write_text("from memo.m2 import B\n\nA = B + 1\n")
+    (root / "m2.py").write_text("from memo.m3 import C\n\nB = C + 1\n")
+    (root / "m3.py").write_text("C = 1\n")
+    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 2)
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    assert isinstance(evaluator.at("V", "memo/m0.py", 3), Unknown)  # m0 and m1 parsed, m2 refused
+    found = evaluator.at("V", "memo/m0.py", 3)
+    assert isinstance(found, Known) and found.value == 3, found

@@ -281,6 +281,10 @@ class Code:
         self._definitions: dict[str, dict[str, list[ast.AST]]] = {}
         #: The number of parsed files past which no more are parsed now (see Evaluator.at).
         self.limit = MAX_PARSED
+        #: Parses refused for the limit so far, and the questions asked (see Evaluator.at): what was worked out
+        #: without a file the limit refused is worked out again for a later question, which may parse it.
+        self.refused = 0
+        self.questions = 0
         self._named: dict[str, list[str] | None] = {}
         self._texts: dict[str, bytes] = {}
         self._lines: dict[str, list[int]] = {}
@@ -292,6 +296,7 @@ class Code:
             source = self.by_path.get(path)
             tree = None
             if len(self._trees) >= min(MAX_PARSED, self.limit):
+                self.refused += 1
                 return None  # not remembered: a later question, with an allowance of its own, may parse it
             try:
                 data = self.text(path) if source is not None else b""
@@ -301,6 +306,10 @@ class Code:
                 tree = None
             self._trees[path] = tree
         return self._trees[path]
+
+    def refused_now(self, path: str) -> bool:
+        """Whether the file was not parsed for the limit (a later question may parse it)."""
+        return path in self.by_path and path not in self._trees
 
     def parent(self, path: str, node: ast.AST) -> ast.AST | None:
         """The statement (or handler, or the module) whose block holds statement *node*."""
@@ -315,6 +324,8 @@ class Code:
                         if isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
                             parents[child] = up
                             pending.append(child)
+            if self.refused_now(path):
+                return parents.get(node)
             self._parents[path] = parents
         return self._parents[path].get(node)
 
@@ -376,6 +387,8 @@ class Code:
                             for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
                                 if isinstance(element, ast.Attribute) and chain_of(element) == ["self", element.attr]:
                                     found.setdefault(element.attr, []).append((cls, node))
+            if self.refused_now(path):
+                return found
             self._writes[path] = found
         return self._writes[path]
 
@@ -385,6 +398,7 @@ class Code:
         whose text defines it are looked for among all those naming it."""
         key = (name, common)
         if key not in self._defs:
+            refused = self.refused
             found: list[tuple[str, ast.AST]] = []
             defined = re.compile(rb"(?:def|class)\s+" + re.escape(name.encode()) + rb"\b")
             paths = self.naming(name)
@@ -392,6 +406,8 @@ class Code:
                 paths = [p for p in self._every_naming(name) if defined.search(self.text(p))][:MAX_FILES]
             for path in (p for p in paths or () if defined.search(self.text(p))):
                 found.extend((path, node) for node in self._defined(path).get(name, ()))
+            if self.refused != refused:
+                return found
             self._defs[key] = found
         return self._defs[key]
 
@@ -403,6 +419,8 @@ class Code:
             for node in ast.walk(tree) if tree else ():
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     by_name.setdefault(node.name, []).append(node)
+            if self.refused_now(path):
+                return by_name
             self._definitions[path] = by_name
         return self._definitions[path]
 
@@ -511,16 +529,26 @@ def _bytes(source: SourceFile) -> bytes:
 class _Lazy:
     """A value worked out when first read (an assignment's, as the names stood when it ran)."""
 
-    __slots__ = ("_compute", "_value")
+    __slots__ = ("_compute", "_value", "_code", "_again")
 
-    def __init__(self, compute: Callable[[], Value]) -> None:
+    def __init__(self, compute: Callable[[], Value], code: Code | None = None) -> None:
         self._compute: Callable[[], Value] | None = compute
         self._value: Value = Unknown(("a value being worked out",))
+        self._code = code
+        #: (the question, the computation) of an Unknown worked out without a file the limit refused: worked out
+        #: again when a later question reads it.
+        self._again: tuple[int, Callable[[], Value]] | None = None
 
     def force(self) -> Value:
+        code = self._code
+        if self._again is not None and code is not None and self._again[0] < code.questions:
+            self._compute, self._again = self._again[1], None
         if self._compute is not None:
             compute, self._compute = self._compute, None
+            refused = code.refused if code is not None else 0
             self._value = compute()
+            if code is not None and isinstance(self._value, Unknown) and code.refused != refused:
+                self._again = (code.questions, compute)
         return self._value
 
 
@@ -627,6 +655,25 @@ class Evaluator:
         self._locals: dict[tuple[int, int], dict[str, Value | _Lazy]] = {}
         self._busy: set[object] = set()
         self._owned_writes: dict[tuple[str, str, str], tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]] = {}
+        #: Memo entries worked out without a file the limit refused: (memo, key) -> the question; a later
+        #: question works them out again.
+        self._stale: dict[tuple[int, object], int] = {}
+
+    def _kept(self, memo: dict[Any, Any], key: object) -> bool:
+        """Whether *memo* holds a value for *key* this question may use."""
+        if key not in memo:
+            return False
+        asked = self._stale.get((id(memo), key))
+        if asked is not None and asked < self.code.questions:
+            del memo[key], self._stale[(id(memo), key)]
+            return False
+        return True
+
+    def _keep(self, memo: dict[Any, Any], key: object, value: Any, refused: int, undecided: bool) -> None:
+        """*value* into *memo*; an undecided one worked out while the limit refused a file, as stale."""
+        memo[key] = value
+        if undecided and self.code.refused != refused:
+            self._stale[(id(memo), key)] = self.code.questions
 
     # -- the questions -------------------------------------------------------------------------------
     def at(self, source: str, path: str, line: int) -> Value:
@@ -637,6 +684,7 @@ class Evaluator:
             return Unknown((source.strip(),))
         before = self.code.limit
         self.code.limit = min(before, len(self.code._trees) + MAX_NEW_PARSED)
+        self.code.questions += 1
         try:
             return self.node_at(node, path, line)
         finally:
@@ -791,11 +839,12 @@ class Evaluator:
         parameters from the facts (remembered per function and line)."""
         assert scope.function is not None
         key = (id(scope.function), scope.line)
-        if key in self._locals:
+        if self._kept(self._locals, key):
             return self._locals[key]
         if key in self._busy:
             return {}
         self._busy.add(key)
+        refused = self.code.refused
         try:
             env: dict[str, Value | _Lazy] = {
                 name: self.facts.named(name) or Unknown((name,)) for name in _parameters(scope.function)
@@ -807,7 +856,7 @@ class Evaluator:
                 pass
         finally:
             self._busy.discard(key)
-        self._locals[key] = inner.env or {}
+        self._keep(self._locals, key, inner.env or {}, refused, True)
         return self._locals[key]
 
     def _global(self, name: str, path: str, depth: int, function: ast.AST | None = None) -> Value:
@@ -828,11 +877,13 @@ class Evaluator:
 
     def _module(self, path: str) -> dict[str, Value | _Lazy]:
         """The module's top level run for its constants: assignments, ``if``, and appends to its lists."""
-        if path in self._module_env:
+        if self._kept(self._module_env, path):
             return self._module_env[path]
         env: dict[str, Value | _Lazy] = {}
         self._module_env[path] = env
         tree = self.code.tree(path)
+        if tree is None and self.code.refused_now(path):
+            self._stale[(id(self._module_env), path)] = self.code.questions
         if tree is not None:
             scope = _Scope(path, None, None, 0, env, 0)
             try:
@@ -996,16 +1047,17 @@ class Evaluator:
         """The value the tree's writes of attribute *attr* agree on (preferring the reading class's own)."""
         owner = chain[-2] if len(chain) >= 2 else ""
         key = (owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}", attr)
-        if key in self._attributes:
+        if self._kept(self._attributes, key):
             return self._attributes[key]
         if key in self._busy:
             return Unknown((attr,), cycle=attr)
         self._busy.add(key)
+        refused = self.code.refused
         try:
             found = self._writes(attr, owner, scope)
         finally:
             self._busy.discard(key)
-        self._attributes[key] = found
+        self._keep(self._attributes, key, found, refused, isinstance(found, Unknown))
         return found
 
     def _owned(
@@ -1017,8 +1069,9 @@ class Evaluator:
         family (cheap: asked of every attribute a fact names)."""
         who = owner if owner != "self" else f"self:{scope.cls.name if scope.cls else ''}"
         key = ("owned" if not own_only else "own", who, attr)
-        if key in self._owned_writes:
+        if self._kept(self._owned_writes, key):
             return self._owned_writes[key]
+        refused = self.code.refused
         paths = self.code.naming(attr)
         if paths is None and owner == "self" and scope.cls is not None:
             paths = [scope.path]  # a word too common to follow: the reading class's own writes, in its file
@@ -1051,7 +1104,7 @@ class Evaluator:
                     for cls, item in self.code.writes(path).get(attr, ())
                 ]
         mine = self._mine(writes, owner, scope)
-        self._owned_writes[key] = (mine if own_only else mine or writes, bool(mine))
+        self._keep(self._owned_writes, key, (mine if own_only else mine or writes, bool(mine)), refused, True)
         return self._owned_writes[key]
 
     @staticmethod
@@ -1677,13 +1730,14 @@ class Evaluator:
             key = (id(function), repr(sorted((k, v) for k, v in bound.items())))
         except TypeError:
             key = (id(function), "")
-        if key in self._calls:
+        if self._kept(self._calls, key):
             return self._calls[key]
         if key in self._busy:
             return Unknown((f"{function.name}()",), cycle=function.name)
         if depth > MAX_DEPTH * 4:
             return Unknown((f"{function.name}()",))
         self._busy.add(key)
+        refused = self.code.refused
         try:
             scope = _Scope(path, function, cls, function.lineno, dict(bound), depth)
             try:
@@ -1696,7 +1750,7 @@ class Evaluator:
                 result = Known(result.value, tuple(dict.fromkeys(why)))
         finally:
             self._busy.discard(key)
-        self._calls[key] = result
+        self._keep(self._calls, key, result, refused, isinstance(result, Unknown))
         return result
 
     # -- statements ----------------------------------------------------------------------------------
@@ -1802,7 +1856,7 @@ class Evaluator:
                 name = statement.target.id
                 before = env.get(name) or self._name(name, scope)
                 op = _BINARY.get(type(statement.op), _unknown_op)
-                env[name] = _Lazy(lambda: _apply(op, _force(before), _force(value)))
+                env[name] = _Lazy(lambda: _apply(op, _force(before), _force(value)), self.code)
             return
         for target in _targets(statement):
             if isinstance(target, ast.Name):
@@ -1812,14 +1866,14 @@ class Evaluator:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for i, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
-                        env[element.id] = _Lazy(functools.partial(_item, value, i))
+                        env[element.id] = _Lazy(functools.partial(_item, value, i), self.code)
                     elif isinstance(element, ast.Attribute) and chain_of(element) == ["self", element.attr]:
-                        env[f"self.{element.attr}"] = _Lazy(functools.partial(_item, value, i))
+                        env[f"self.{element.attr}"] = _Lazy(functools.partial(_item, value, i), self.code)
 
     def _later(self, node: ast.expr, scope: _Scope) -> _Lazy:
         """*node*'s value as the names stand now, worked out when first read."""
         at = _Scope(scope.path, scope.function, scope.cls, scope.line, dict(scope.env or {}), scope.depth)
-        return _Lazy(lambda: self.expr(node, at))
+        return _Lazy(lambda: self.expr(node, at), self.code)
 
     def _if(self, statement: ast.If, scope: _Scope, top: bool) -> None:
         env = scope.env
@@ -1835,7 +1889,7 @@ class Evaluator:
             for name in {n for b in ran for n in b}:
                 values = [b.get(name, env.get(name, Unknown((name,)))) for b in ran]
                 if not all(v is values[0] for v in values):
-                    env[name] = _Lazy(functools.partial(_choose, test_later, values))
+                    env[name] = _Lazy(functools.partial(_choose, test_later, values), self.code)
             return
         test = self.expr(statement.test, scope)
         if isinstance(test, Known):
@@ -1863,7 +1917,7 @@ class Evaluator:
             if all(v is values[0] for v in values):
                 env[name] = values[0]
             else:
-                env[name] = _Lazy(functools.partial(_merge, values, test))
+                env[name] = _Lazy(functools.partial(_merge, values, test), self.code)
 
     def _mutate(self, node: ast.expr, scope: _Scope) -> None:
         """A module's own ``NAME.append(x)``/``extend``/``add``/``update`` on a constant it holds."""
