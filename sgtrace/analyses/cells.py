@@ -227,16 +227,12 @@ def _callee(
     ``self``'s class, or of an object the evaluator decides."""
     chain = chain_of(call.func)
     if isinstance(call.func, ast.Name):
-        tree = code.tree(place.path)
-        local = [n for n in tree.body if isinstance(n, _FUNCTIONS) and n.name == call.func.id] if tree else []
-        if local:
-            return place.path, local[0], False
+        local = code.function_in(place.path, call.func.id)
+        if local is not None:
+            return place.path, local, False
         imported = code.imported(place.path, call.func.id, place.function)
-        if imported is not None:
-            there = code.tree(imported[0])
-            found = [n for n in there.body if isinstance(n, _FUNCTIONS) and n.name == imported[1]] if there else []
-            return (imported[0], found[0], False) if found else None
-        return None
+        found = code.function_in(*imported) if imported is not None else None
+        return (imported[0], found, False) if imported is not None and found is not None else None
     if len(chain) != 2 or not isinstance(call.func, ast.Attribute):
         return None
     if chain[0] == "self":

@@ -411,6 +411,19 @@ class Code:
             self._defs[key] = found
         return self._defs[key]
 
+    def class_named(self, name: str, common: bool = False) -> ClassRef | None:
+        """The class of the tree named *name*, when there is one class of that name (see :meth:`definitions`)."""
+        found = [(p, d) for p, d in self.definitions(name, common) if isinstance(d, ast.ClassDef)]
+        return ClassRef(*found[0]) if len(found) == 1 else None
+
+    def function_in(self, path: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level function *name* of the file *path*."""
+        tree = self.tree(path)
+        for node in tree.body if tree else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return node
+        return None
+
     def _defined(self, path: str) -> dict[str, list[ast.AST]]:
         """The file's functions and classes (at any depth) by name."""
         if path not in self._definitions:
@@ -1218,10 +1231,10 @@ class Evaluator:
 
     def _init_of(self, cls: str) -> ast.FunctionDef | None:
         """The ``__init__`` class *cls* defines itself, when one class of that name is in the tree."""
-        classes = [d for _, d in self.code.definitions(cls) if isinstance(d, ast.ClassDef)]
-        if len(classes) != 1:
+        ref = self.code.class_named(cls)
+        if ref is None:
             return None
-        return next((n for n in classes[0].body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        return next((n for n in ref.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
 
     def _handed_on(self, path: str, call: ast.Call, passed: ast.expr, attr: str, depth: int) -> list[Value]:
         """The values *passed* stands for. In a class's ``__init__``, a parameter of its own (``x=x``) stands for
@@ -1232,13 +1245,13 @@ class Evaluator:
             rest = {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
             if isinstance(passed, ast.Starred) and isinstance(passed.value, ast.Name) and passed.value.id in rest:
                 return self._constructed(owner.name, attr, depth + 1)
-            parameter = _parameter_of(ast.Assign([ast.Name("_")], passed, lineno=call.lineno), function)
-            if parameter is not None:
-                _, name, default = parameter
-                values = self._constructed(owner.name, name, depth + 1)
+            parameter = _default_of(function, passed.id) if isinstance(passed, ast.Name) else None
+            if isinstance(passed, ast.Name) and parameter is not None:
+                (default,) = parameter
+                values = self._constructed(owner.name, passed.id, depth + 1)
                 if default is not None:
                     values.append(self.node_at(default, path, function.lineno))
-                return values or [Unknown((name,))]
+                return values or [Unknown((passed.id,))]
         if isinstance(passed, ast.Starred):
             return [Unknown((attr,))]
         return [self.node_at(passed, path, call.lineno)]
@@ -1343,14 +1356,10 @@ class Evaluator:
                 spelt = chain_of(base)
                 if spelt[-1:] in (["object"], ["ABC"]):
                     continue
-                found = (
-                    [(p, d) for p, d in self.code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)]
-                    if spelt
-                    else []
-                )
-                if len(found) != 1 or len(seen) > MAX_DEPTH:
+                found = self.code.class_named(spelt[-1]) if spelt else None
+                if found is None or len(seen) > MAX_DEPTH:
                     return False
-                pending.append(ClassRef(*found[0]))
+                pending.append(found)
         return True
 
     def _family(self, ref: ClassRef) -> tuple[set[str], bool]:
@@ -1364,9 +1373,9 @@ class Evaluator:
                 spelt = chain_of(base)
                 if spelt[-1:] in (["object"], ["ABC"]):
                     continue
-                found = [d for _, d in self.code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)] if spelt else []
-                if len(found) == 1:
-                    pending.append(found[0])
+                found = self.code.class_named(spelt[-1]) if spelt else None
+                if found is not None:
+                    pending.append(found.node)
                 else:
                     whole = False
                     names.update(spelt[-1:])
@@ -1394,27 +1403,25 @@ class Evaluator:
             found = method_of(self.code, receiver.value.ref, name)
             if found is None or _kind(found[1]) != "instance":
                 return None
-            path, method, cls = found
-            bound = self._bind(method, node, scope, method=True)
+            bound = self._bind(found[1], node, scope, method=True)
             if isinstance(bound, Unknown):
                 return bound
-            first = [*method.args.posonlyargs, *method.args.args][:1]
+            first = [*found[1].args.posonlyargs, *found[1].args.args][:1]
             if first:
                 bound[first[0].arg] = receiver
-            return self._body(method, path, cls, bound, scope.depth + 1)
+            return self._body(found[1], found[0], found[2], bound, scope.depth + 1)
         if isinstance(receiver.value, ClassRef):
-            path, cls = receiver.value.path, receiver.value.node
+            ref: ClassRef | None = receiver.value
         elif isinstance(receiver.value, Member):
-            enums = [(p, d) for p, d in self.code.definitions(receiver.value.enum) if isinstance(d, ast.ClassDef)]
-            if len(enums) != 1:
-                return None
-            path, cls = enums[0]
+            ref = self.code.class_named(receiver.value.enum)
         else:
             return None
-        named = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-        if named is None:
+        if ref is None:
             return None
-        method = named
+        path, cls = ref.path, ref.node
+        method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if method is None:
+            return None
         kind = _kind(method)
         if kind == "instance" and isinstance(receiver.value, ClassRef):
             return None  # an instance method called on its class: its first argument is the instance
@@ -1653,17 +1660,15 @@ class Evaluator:
     ) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
         """The tree's function a call runs, when the name says which: a module function, or a method of self."""
         if isinstance(func, ast.Name):
-            tree = self.code.tree(scope.path)
-            for node in tree.body if tree else ():
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.id:
-                    return scope.path, node, None
+            local = self.code.function_in(scope.path, func.id)
+            if local is not None:
+                return scope.path, local, None
             imported = self.code.imported(scope.path, func.id, scope.function)
             return self._function_in(*imported) if imported is not None else None
         if len(chain) == 2 and chain[0] not in _SELF and not _bound(scope.env, chain[0]):
             module = self.code.module_named(scope.path, chain[0], scope.function)
             if module is not None:  # module.function(...)
                 return self._function_in(module, chain[1])
-        if len(chain) == 2 and chain[0] not in _SELF and not _bound(scope.env, chain[0]):
             method = self._annotated_method(chain[0], chain[1], scope)
             if method is not None:  # kvc.method(...), kvc a parameter annotated with a class of the tree
                 return method
@@ -1684,22 +1689,18 @@ class Evaluator:
         """The method *name* of the class a parameter *receiver* of the running function is annotated with (run as
         that class's methods are: its ``self.x`` are the class's writes of x)."""
         for cls in _annotated(scope.function, receiver):
-            found = [(p, d) for p, d in self.code.definitions(cls, True) if isinstance(d, ast.ClassDef)]
-            if len(found) != 1:
+            ref = self.code.class_named(cls, True)
+            if ref is None:
                 continue
-            path, node = found[0]
-            method = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+            method = next((n for n in ref.node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
             if method is not None and _kind(method) == "instance":
-                return path, method, node
+                return ref.path, method, ref.node
         return None
 
     def _function_in(self, path: str, name: str) -> tuple[str, ast.AST, ast.ClassDef | None] | None:
-        """The module-level function *name* of the file *path*."""
-        tree = self.code.tree(path)
-        for node in tree.body if tree else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                return path, node, None
-        return None
+        """The module-level function *name* of the file *path*, as :meth:`_callee` gives it."""
+        function = self.code.function_in(path, name)
+        return (path, function, None) if function is not None else None
 
     def _bind(self, function: ast.AST, call: ast.Call, scope: _Scope, method: bool) -> dict[str, Value] | Unknown:
         assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -1954,9 +1955,9 @@ def method_of(code: Code, ref: ClassRef, name: str) -> tuple[str, ast.FunctionDe
             return path, method, node
         for base in node.bases:
             spelt = chain_of(base)
-            found = [(p, d) for p, d in code.definitions(spelt[-1]) if isinstance(d, ast.ClassDef)] if spelt else []
-            if len(found) == 1:
-                pending.append((found[0][0], found[0][1]))
+            found = code.class_named(spelt[-1]) if spelt else None
+            if found is not None:
+                pending.append((found.path, found.node))
     return None
 
 
@@ -2024,7 +2025,12 @@ def _parameter_of(statement: ast.stmt, function: ast.AST | None) -> tuple[ast.AS
         return None
     if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or not isinstance(statement.value, ast.Name):
         return None
-    name = statement.value.id
+    found = _default_of(function, statement.value.id)
+    return (function, statement.value.id, found[0]) if found is not None else None
+
+
+def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[ast.expr | None] | None:
+    """(its default) when *name* is a named parameter of *function* other than ``self``; None when it is not."""
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults: dict[str, ast.expr | None] = {p.arg: None for p in [*positional, *arguments.kwonlyargs]}
@@ -2032,7 +2038,7 @@ def _parameter_of(statement: ast.stmt, function: ast.AST | None) -> tuple[ast.AS
     defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d})
     if name not in defaults or name == "self":
         return None
-    return function, name, defaults[name]
+    return (defaults[name],)
 
 
 def _is_super(call: ast.Call) -> bool:
