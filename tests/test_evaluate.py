@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sgtrace.analyses import evaluate
 from sgtrace.analyses.evaluate import (
@@ -840,3 +844,62 @@ def test_what_the_parse_allowance_left_undecided_is_worked_out_again_by_a_later_
     assert isinstance(evaluator.at("V", "memo/m0.py", 3), Unknown)  # m0 and m1 parsed, m2 refused
     found = evaluator.at("V", "memo/m0.py", 3)
     assert isinstance(found, Known) and found.value == 3, found
+
+
+# The evaluator's text filters and statement walk are faster spellings of a regular expression and of ast.walk;
+# they must find exactly what those find.
+_WRITTEN = r"(?:\.|^[ \t]+|def )%s\b(?:(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()|\s*:[^=\n]*$)"
+_LINE = st.lists(
+    st.sampled_from(["self.n = 1", "  n: int", "\tn = 2", "def n(", "x.n == 3", "n = 4", "class  n", "defn", "nn.n"])
+    | st.text(alphabet=" \t.:=(n\ndefclass", max_size=12),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINE)
+def test_the_text_filters_find_what_their_one_pattern_finds(lines: list[str]) -> None:
+    text = "\n".join(lines).encode()
+    written = re.compile(_WRITTEN.encode() % b"n", re.M)
+    assert evaluate._spelt(text, "n", evaluate._written_after("n"), evaluate._WRITTEN_BEFORE) == bool(
+        written.search(text)
+    )
+    # a definition's name is on its keyword's line (the one pattern's \s+ also crossed a line: "class\n  self")
+    defined = re.compile(rb"(?:def|class)[ \t\f\v\r]+n\b")
+    assert evaluate._spelt(text, "n", evaluate._defined_after("n"), evaluate._DEFINED_BEFORE) == bool(
+        defined.search(text)
+    )
+
+
+def test_the_statement_walk_is_ast_walk_without_expressions() -> None:
+    source = textwrap.dedent(
+        """
+        import a
+        class C:
+            x: int = 1
+            def f(self):
+                from b import c
+                try:
+                    import d
+                except E:
+                    def g(): import e
+                else:
+                    pass
+                finally:
+                    while x:
+                        import f
+                    else:
+                        lambda: 1
+                match y:
+                    case 1:
+                        import h
+                    case _:
+                        class D: ...
+        async def k():
+            async with m: import i
+            async for n in o: pass
+        """
+    )
+    tree = ast.parse(source)
+    kinds = (ast.mod, ast.stmt, ast.ExceptHandler, ast.match_case)
+    assert list(evaluate._walk_statements(tree)) == [n for n in ast.walk(tree) if isinstance(n, kinds)]

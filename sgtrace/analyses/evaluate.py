@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import collections
 import dataclasses
 import functools
 import math
@@ -56,6 +57,7 @@ MAX_WRITES = 12
 CONFIG_KEY = "config.json:"
 #: The fields of a statement that hold blocks of statements (what the statement-only walks descend into).
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_NEWLINE = re.compile(rb"\n")
 #: Items ``any()`` and the like walk at most.
 MAX_ITEMS = 2_000
 #: Items a ``for`` statement's body is run for at most.
@@ -289,6 +291,9 @@ class Code:
         self._texts: dict[str, bytes] = {}
         self._lines: dict[str, list[int]] = {}
         self._simple: dict[str, list[ast.stmt]] = {}
+        self._firsts: dict[str, list[int]] = {}
+        self._worded: dict[tuple[str, str, bool], bool] = {}
+        self._imported: dict[ast.AST, list[ast.Import | ast.ImportFrom]] = {}
         self._writes: dict[str, dict[str, list[tuple[ast.ClassDef, ast.stmt]]]] = {}
 
     def tree(self, path: str) -> ast.Module | None:
@@ -349,6 +354,21 @@ class Code:
             self._texts[path] = data if len(data) <= MAX_BYTES else b""
         return self._texts[path]
 
+    def writes_word(self, path: str, attr: str) -> bool:
+        """Whether the file's text may write *attr*: an assignment to it (``.attr =``, ``attr =`` at the start of
+        a line), a field with a default or without (``attr: int``), a method or property (``def attr(``)."""
+        key = (path, attr, True)
+        if key not in self._worded:
+            self._worded[key] = _spelt(self.text(path), attr, _written_after(attr), _WRITTEN_BEFORE)
+        return self._worded[key]
+
+    def defines_word(self, path: str, name: str) -> bool:
+        """Whether the file's text defines *name* (``def name``, ``class name``)."""
+        key = (path, name, False)
+        if key not in self._worded:
+            self._worded[key] = _spelt(self.text(path), name, _defined_after(name), _DEFINED_BEFORE)
+        return self._worded[key]
+
     def calls(self, path: str, pattern: re.Pattern[bytes]) -> list[ast.Call]:
         """The file's calls in the statements on the lines whose text *pattern* matches."""
         data = self.text(path)
@@ -356,15 +376,16 @@ class Code:
         if not starts or self.tree(path) is None:
             return []
         if path not in self._lines:
-            self._lines[path] = [i for i, byte in enumerate(data) if byte == 10]
+            self._lines[path] = [m.start() for m in _NEWLINE.finditer(data)]
             tree = self.tree(path)
             simple = [s for s in _statements(tree.body if tree else [], ast.stmt) if not isinstance(s, _DEFINITIONS)]
             self._simple[path] = sorted(simple, key=lambda s: s.lineno)
+            self._firsts[path] = [s.lineno for s in self._simple[path]]
         newlines = self._lines[path]
         lines = {bisect.bisect_left(newlines, start) + 1 for start in starts}
         found: list[ast.Call] = []
         statements = self._simple[path]
-        firsts = [s.lineno for s in statements]
+        firsts = self._firsts[path]
         for line in sorted(lines):
             at = bisect.bisect_right(firsts, line)
             for statement in statements[max(0, at - 8) : at]:  # a statement spanning the line starts before it
@@ -400,11 +421,10 @@ class Code:
         if key not in self._defs:
             refused = self.refused
             found: list[tuple[str, ast.AST]] = []
-            defined = re.compile(rb"(?:def|class)\s+" + re.escape(name.encode()) + rb"\b")
             paths = self.naming(name)
             if paths is None and common:
-                paths = [p for p in self._every_naming(name) if defined.search(self.text(p))][:MAX_FILES]
-            for path in (p for p in paths or () if defined.search(self.text(p))):
+                paths = [p for p in self._every_naming(name) if self.defines_word(p, name)][:MAX_FILES]
+            for path in (p for p in paths or () if self.defines_word(p, name)):
                 found.extend((path, node) for node in self._defined(path).get(name, ()))
             if self.refused != refused:
                 return found
@@ -429,7 +449,7 @@ class Code:
         if path not in self._definitions:
             tree = self.tree(path)
             by_name: dict[str, list[ast.AST]] = {}
-            for node in ast.walk(tree) if tree else ():
+            for node in _walk_statements(tree) if tree else ():
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     by_name.setdefault(node.name, []).append(node)
             if self.refused_now(path):
@@ -460,7 +480,11 @@ class Code:
         if function is None:
             return []
         statement = next(
-            (n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function and n.lineno == line),
+            (
+                n
+                for n in _walk_statements(function)
+                if isinstance(n, ast.stmt) and n is not function and n.lineno == line
+            ),
             None,
         )
         found: list[str] = []
@@ -519,7 +543,11 @@ class Code:
         tree = self.tree(path)
         found = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))] if tree else []
         if function is not None:
-            found += [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.ImportFrom))]
+            if function not in self._imported:
+                self._imported[function] = [
+                    n for n in _walk_statements(function) if isinstance(n, (ast.Import, ast.ImportFrom))
+                ]
+            found += self._imported[function]
         return found
 
     def _from(self, path: str, node: ast.ImportFrom) -> str:
@@ -1098,13 +1126,7 @@ class Evaluator:
         if paths is not None:
             # only the files whose text writes it are parsed (an assignment to it, a field with a default or
             # without, a property)
-            written = re.compile(
-                rb"(?:\.|^[ \t]+|def )"
-                + re.escape(attr.encode())
-                + rb"\b(?:(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()|\s*:[^=\n]*$)",
-                re.M,
-            )
-            paths = [path for path in paths if written.search(self.code.text(path))]
+            paths = [path for path in paths if self.code.writes_word(path, attr)]
             # the files that may hold the owner's class first; the others only when those hold none of its writes
             words = [name.encode() for name in _owner_classes(owner, scope)]
             first = [path for path in paths if any(word in self.code.text(path) for word in words)]
@@ -1980,6 +2002,53 @@ def chain_of(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Name):
         names.append(node.id)
     return names[::-1]
+
+
+def _spelt(text: bytes, word: str, after: re.Pattern[bytes], before: re.Pattern[bytes]) -> bool:
+    """Whether *text* holds *word* matching *after* from the word on and *before* up to it, as the one pattern
+    ``before + after`` would (the word is looked for first, which the pattern's alternation at its head would
+    not let the regular expression engine do)."""
+    at = 0
+    while (found := after.search(text, at)) is not None:
+        start = found.start()
+        if before.search(text, text.rfind(b"\n", 0, start) + 1, start) is not None:
+            return True
+        at = start + 1
+    return False
+
+
+@functools.lru_cache(maxsize=512)
+def _written_after(attr: str) -> re.Pattern[bytes]:
+    return re.compile(re.escape(attr.encode()) + rb"\b(?:(?:\s*:[^=\n]*)?(?:\s*=[^=]|\()|\s*:[^=\n]*$)", re.M)
+
+
+@functools.lru_cache(maxsize=512)
+def _defined_after(name: str) -> re.Pattern[bytes]:
+    return re.compile(re.escape(name.encode()) + rb"\b")
+
+
+#: What comes before a written attribute (on its line) and a defined name, up to the name.
+_WRITTEN_BEFORE = re.compile(rb"(?:\.|^[ \t]+|def )\Z", re.M)
+_DEFINED_BEFORE = re.compile(rb"(?:def|class)\s+\Z")
+
+
+#: A node kind -> its fields that hold statements (a block, a ``try``'s handlers, a ``match``'s cases).
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _walk_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """*node* and the statements, handlers and cases at any depth under it, in :func:`ast.walk`'s order (breadth
+    first), without walking expressions (which hold no statements)."""
+    pending = collections.deque([node])
+    while pending:
+        node = pending.popleft()
+        kind = type(node)
+        fields = _STATEMENT_FIELDS.get(kind)
+        if fields is None:
+            fields = _STATEMENT_FIELDS[kind] = tuple(f for f in kind._fields if f in _BLOCK_FIELDS)
+        for name in fields:
+            pending.extend(getattr(node, name, None) or ())
+        yield node
 
 
 def _statements(body: Sequence[ast.stmt], kind: type | tuple[type, ...]) -> Iterator[Any]:
