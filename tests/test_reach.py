@@ -16,7 +16,7 @@ from sgtrace.api import RunOptions, TraceQuery, trace
 from sgtrace.discover import discover
 from sgtrace.graph.calls import CallIndex
 from sgtrace.graph.points import Point
-from sgtrace.graph.reach import REACH, candidates, search
+from sgtrace.graph.reach import MAX_CALLING_MODULES, REACH, candidates, search
 from sgtrace.graph.store import from_data, to_data
 from sgtrace.graph.types import Types
 from sgtrace.index.body import read_body
@@ -381,3 +381,71 @@ def test_candidates_on_a_graph_built_by_hand() -> None:
     g.add_edge(other, pool, op="copy")
     g.add_edge(pool, stats, op="copy")
     assert candidates(g, "max_total_num_tokens") == [("a.py", "f"), ("c.py", "k"), ("d.py", "m")]
+
+
+# -- an override whose name the whole tree calls ---------------------------------------------------
+
+#: ``initialize`` is called in more modules than the search follows a name into (MAX_CALLING_MODULES), so
+#: its callers are only searched within the classes of its family: there ``Runner.__init__`` runs it, on a
+#: ``StubRunner`` only, which is built under ``use_stub``.
+BUSY = {
+    "pkg/__init__.py": "",
+    "pkg/runner.py": """
+        class Runner:
+            def __init__(self, total):
+                self.total = total
+                self.initialize()
+
+            def initialize(self):
+                self.max_total_num_tokens = int(self.total * 0.9) // 64
+        """,
+    "pkg/stub.py": """
+        from pkg.runner import Runner
+
+        class StubRunner(Runner):
+            def __init__(self, total, size):
+                self._size = size
+                super().__init__(total)
+
+            def initialize(self):
+                if self._size is not None:
+                    self.max_total_num_tokens = self._size
+        """,
+    "pkg/main.py": """
+        from pkg.runner import Runner
+        from pkg.stub import StubRunner
+
+        def start(total, use_stub):
+            if use_stub:
+                return StubRunner(total, None)
+            return Runner(total)
+        """,
+    **{
+        f"pkg/other{n}.py": f"""
+        def setup{n}(thing):
+            thing.initialize()
+        """
+        for n in range(MAX_CALLING_MODULES + 2)
+    },
+}
+
+
+def test_an_override_called_all_over_the_tree_is_searched_in_its_class_family(tmp_path: Path) -> None:
+    for name, source in BUSY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(source))
+    graph = trace(
+        TraceQuery("max_total_num_tokens"), Target(str(tmp_path), "t"), RunOptions(jobs=1, cache_dir=None), reach=True
+    ).graph
+    data = graph.graph[REACH]
+    (entry,) = [f for f in data["functions"] if f["function"] == "StubRunner.initialize"]
+    assert entry["searched"] and [row[2:6] for row in entry["callers"]] == [
+        ["Runner.__init__", 5, [], ["pkg.stub.StubRunner"]]
+    ]  # the setupN calls, on receivers of no known class, are not followed into
+    paths = read_paths(data)
+    assert paths is not None
+    key = ("pkg/stub.py", "StubRunner.initialize")
+    off = _verdict(paths, key, {"use_stub": False})
+    assert off.value is False and off.false == (("use_stub", "start, pkg/main.py:7"),)
+    assert _verdict(paths, key, {"use_stub": True}).value is True
+    assert _verdict(paths, key, {}).needs[0][0] == "use_stub"

@@ -17,7 +17,11 @@ it: such a call names those classes, and the calls that build them are
 searched too (a configurator built only in one mode). Then the same for the
 functions those calls are in, breadth first, until functions nothing in the
 tree calls (entry points) or the bounds: a function whose callers were not
-searched is marked so, never taken for an entry point.
+searched is marked so, never taken for an entry point. A method whose name is
+called from too many modules to search (``initialize``, ``forward``) still has
+the calls of its own class family searched (``self.initialize()`` in a base
+class's ``__init__``): an override in a class built only in one mode (a
+backend's stub runner) is then decided by where that class is built.
 
 Dotted names in the conditions that denote a literal constant of a class of
 the tree (``DisaggregationMode.DECODE``, an enum member) are resolved in the
@@ -67,7 +71,7 @@ _Row = tuple[str, str, str, int, tuple[str, ...], tuple[str, ...]]
 def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, object]:
     """The callers of the functions that may hold a cap, and of theirs, with guards (see the module doc)."""
     guards = [(p.path, tuple(a.get("guard") or ())) for p, a in graph.nodes(data=True) if a.get("guard")]
-    return search(calls, candidates(graph, attribute), guards)
+    return search(calls, candidates(graph, attribute), guards, family=True)
 
 
 def search(
