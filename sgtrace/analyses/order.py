@@ -103,12 +103,30 @@ def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | Non
     ways = _Ways(reach, leading, _Factories(code, loading))
     for key in dict.fromkeys(functions):
         # what runs first, from the first entry that is the program's: a benchmark's, an example's or a
-        # test's way in builds the same workers in its own order, which says nothing of the program's
+        # test's way in builds the same workers in its own order, which says nothing of the program's; nor
+        # does another program of the package that builds them (a diffusion pipeline beside the server)
         found = [way for way in ways.up(key, ()) if not _aside(way.root[0])]
         if found:
-            first = min(found, key=lambda way: (way.root, way.lines))
+            near = max(_kin(way.root[0], key[0]) for way in found)
+            first = min((w for w in found if _kin(w.root[0], key[0]) == near), key=lambda w: (w.root, w.lines))
             return Order(tuple(first.loads), f"{key[0]}:{key[1]}")
     return None
+
+
+#: Folders of a path that name its program (``sglang/srt``: the package and its part).
+PROGRAM_DEPTH = 2
+
+
+def _kin(entry: str, sizing: str) -> int:
+    """How many of the folders that name the sizing's program (at most PROGRAM_DEPTH) *entry* shares: a way in
+    from the sizing's own part of the package (``sglang/srt/managers/scheduler.py`` for a sizing in
+    ``sglang/srt/mem_cache``) is its program's, one from another part (``sglang/multimodal_gen``) is not."""
+    shared = 0
+    for mine, theirs in zip(entry.split("/")[:-1], sizing.split("/")[:-1][:PROGRAM_DEPTH], strict=False):
+        if mine != theirs:
+            break
+        shared += 1
+    return shared
 
 
 @dataclass(frozen=True)

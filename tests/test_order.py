@@ -1,0 +1,36 @@
+"""The order of start-up: which weight loads run before the release measures the memory its pool is sized from,
+read on the way in of the sizing's own program (recorded calls built by hand)."""
+
+from __future__ import annotations
+
+from sgtrace.analyses.evaluate import Code
+from sgtrace.analyses.order import loads_before_sizing
+from sgtrace.analyses.reached import Call, Paths
+
+SIZING = ("pkg/srt/mem/config.py", "Config.size")
+#: The server's entry loads the target (line 12) and a draft (line 15), then sizes the pool (line 20); another
+#: program of the package (a pipeline, whose path sorts first) loads one model and sizes a pool of its own.
+REACH = Paths({
+    SIZING: (Call("pkg/srt/server.py", "Server.start", 20, ()), Call("pkg/gen/pipeline.py", "Pipeline.build", 10, ())),
+    ("pkg/srt/server.py", "Server.start"): (),
+    ("pkg/gen/pipeline.py", "Pipeline.build"): (),
+})  # fmt: skip
+LOADS = Paths({
+    ("pkg/srt/runner.py", "Runner.load"): (
+        Call("pkg/srt/server.py", "Server.start", 12, ()), Call("pkg/srt/server.py", "Server.start", 15, ())
+    ),
+    ("pkg/gen/encoder.py", "Encoder.__init__"): (Call("pkg/gen/pipeline.py", "Pipeline.build", 5, ()),),
+})  # fmt: skip
+
+
+def test_the_order_is_read_on_the_way_in_of_the_sizings_own_program() -> None:
+    order = loads_before_sizing(Code([]), [SIZING], REACH, LOADS)
+    assert order is not None and order.draft_first, order
+    assert [load.where for load in order.before] == ["pkg/srt/server.py:12", "pkg/srt/server.py:15"]
+
+
+def test_another_programs_way_in_is_taken_when_it_is_the_only_one() -> None:
+    alone = Paths({SIZING: (REACH.callers[SIZING][1],), ("pkg/gen/pipeline.py", "Pipeline.build"): ()})
+    order = loads_before_sizing(Code([]), [SIZING], alone, LOADS)
+    assert order is not None and not order.draft_first
+    assert [load.where for load in order.before] == ["pkg/gen/pipeline.py:5"]
