@@ -188,6 +188,22 @@ def test_the_order_of_start_up_is_read_from_each_release(tmp_path: Path) -> None
     assert "avail_at_sizing_gb" not in data["inputs"]
 
 
+def test_the_order_of_start_up_does_not_rest_on_the_search_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the reach search's bound raised, 0.5.23's diffusion pipeline (sglang/multimodal_gen, whose path
+    sorts first) is found to reach the sizing too; the order is still the server's (sglang/srt), whose draft
+    loads before the pool is sized."""
+    from sgtrace.graph import reach
+
+    monkeypatch.setattr(reach, "MAX_SEARCHED", 150)
+    log = _journal(tmp_path, "eagle3 journal (a draft after the target's graphs)")
+    code, data, _ = _explain(releases.NEWEST, "--log", str(log), "--set", "mm_reservation_gb=0", "--cache-dir",
+                             str(tmp_path / "cache"))  # fmt: skip
+    assert code == 0 and round(data["kv_budget_gb"], 2) == 9.48, data["missing"]
+    assert "sglang/srt/managers/scheduler.py:" in data["origins"]["avail_at_sizing_gb"]
+
+
 def test_the_upgrade_verdict_names_the_change_of_order(tmp_path: Path) -> None:
     log = _journal(tmp_path, "eagle3 journal (a draft after the target's graphs)")
     root = releases.release
