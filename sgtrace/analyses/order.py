@@ -17,6 +17,7 @@ target's pool.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -107,8 +108,7 @@ def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | Non
         # does another program of the package that builds them (a diffusion pipeline beside the server)
         found = [way for way in ways.up(key, ()) if not _aside(way.root[0])]
         if found:
-            near = max(_kin(way.root[0], key[0]) for way in found)
-            first = min((w for w in found if _kin(w.root[0], key[0]) == near), key=lambda w: (w.root, w.lines))
+            first = min(found, key=lambda w: (-_kin(w.root[0], key[0]), w.root, w.lines))
             return Order(tuple(first.loads), f"{key[0]}:{key[1]}")
     return None
 
@@ -121,12 +121,7 @@ def _kin(entry: str, sizing: str) -> int:
     """How many of the folders that name the sizing's program (at most PROGRAM_DEPTH) *entry* shares: a way in
     from the sizing's own part of the package (``sglang/srt/managers/scheduler.py`` for a sizing in
     ``sglang/srt/mem_cache``) is its program's, one from another part (``sglang/multimodal_gen``) is not."""
-    shared = 0
-    for mine, theirs in zip(entry.split("/")[:-1], sizing.split("/")[:-1][:PROGRAM_DEPTH], strict=False):
-        if mine != theirs:
-            break
-        shared += 1
-    return shared
+    return len(os.path.commonprefix([entry.split("/")[:-1], sizing.split("/")[:-1][:PROGRAM_DEPTH]]))
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def build(
     if with_reach:
         slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
         if loads:
-            slicer.graph.graph[LOADS] = search(slicer.calls, list(loads), family=True)
+            slicer.graph.graph[LOADS] = search(slicer.calls, list(loads))
     return slicer
 
 

@@ -71,16 +71,16 @@ _Row = tuple[str, str, str, int, tuple[str, ...], tuple[str, ...]]
 def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, object]:
     """The callers of the functions that may hold a cap, and of theirs, with guards (see the module doc)."""
     guards = [(p.path, tuple(a.get("guard") or ())) for p, a in graph.nodes(data=True) if a.get("guard")]
-    return search(calls, candidates(graph, attribute), guards, family=True)
+    return search(calls, candidates(graph, attribute), guards)
 
 
 def search(
-    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = (), family: bool = False
+    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = ()
 ) -> dict[str, object]:
     """The ``REACH`` data from the functions *start* ((path, qualname)) up; *guards* ((path, conditions))
-    are other conditions whose constants are wanted too. With *family*, a method whose name is called from
-    too many modules to search still has its calls from its own class family searched (``self.m()``)."""
-    found = _Search(calls, family)
+    are other conditions whose constants are wanted too. A method whose name is called from too many modules to
+    search still has its calls from its own class family searched (``self.m()``)."""
+    found = _Search(calls)
     found.run(start)
     rows = [r for made in (*found.callers.values(), *found.built.values()) for r in made]
     return {
@@ -135,8 +135,7 @@ def _pool(graph: nx.DiGraph, point: Point, attribute: str) -> bool:
 class _Search:
     """Breadth first up the calls, within the bounds; what was found, by function and by class."""
 
-    def __init__(self, calls: CallIndex, family: bool = False) -> None:
-        self.family = family
+    def __init__(self, calls: CallIndex) -> None:
         self.calls = calls
         self.project = calls.project
         self.modules = {source.path: name for name, source in self.project.files.items()}
@@ -182,7 +181,7 @@ class _Search:
         short = scope.function.qualname.rsplit(".", 1)[-1]
         if self._open(depth, scope.cls.rsplit(".", 1)[-1] if short == "__init__" and scope.cls else short):
             found = callers(self.calls, scope)
-        elif self.family and scope.cls and short != "__init__" and self._bounded(depth):
+        elif scope.cls and short != "__init__" and self._bounded(depth):
             found = _family_calls(self.calls, scope)
         else:
             return []
