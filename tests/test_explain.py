@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sgtrace.analyses.explain import explain
+from sgtrace.analyses.explain import bound_by, explain
 from sgtrace.cli import cli
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.startups import read_log
@@ -56,6 +56,22 @@ def test_caps_that_did_not_bind() -> None:
     statuses = {c.category: (status, why) for c, status, why in result.caps}
     assert statuses["min"] == ("did not bind", "max_total_tokens unset")
     assert statuses["reduce"] == ("not reached", "self.pp_size > 1 is false")
+
+
+def test_a_min_whose_other_operand_is_the_pools_tokens_bound_it() -> None:
+    """``min(x, max_total_tokens)`` with --max-total-tokens 20480 and a pool of 20480 tokens (or a page below it)
+    bound the pool; the same cap with another value, an unknown one, or a cap not applying did not."""
+    cap = Cap("r.py", 780, "r.R", "R.f", "max_total_num_tokens", "min", ("max_total_tokens is not None",), (),
+              "self.max_total_num_tokens = min(self.max_total_num_tokens, max_total_tokens)")  # fmt: skip
+    found = [(cap, "applies", "max_total_tokens is not None")]
+    assert bound_by(found, {"max_total_tokens": 20480.0}, 20480.0) == (
+        ("r.py", 780, "max_total_tokens = 20480, the pool's 20480 tokens"),
+    )
+    assert bound_by(found, {"max_total_tokens": 20480.0}, 20416.0)  # rounded down to whole pages of 64
+    assert bound_by(found, {"max_total_tokens": 40960.0}, 20480.0) == ()
+    assert bound_by(found, {}, 20480.0) == ()
+    assert bound_by([(cap, "unknown", "")], {"max_total_tokens": 20480.0}, 20480.0) == ()
+    assert bound_by(found, {"max_total_tokens": 20480.0}, None) == ()
 
 
 def test_explain_cli_on_the_sample_tree(tmp_path: Path) -> None:

@@ -325,6 +325,7 @@ _KV_MLA, _KV_MHA = (
     "KV Cache is allocated. #tokens: {}, KV size: {} GB",
     "KV Cache is allocated. #tokens: {}, K size: {} GB, V size: {} GB",
 )
+_END = "Memory pool end. avail mem={} GB"
 
 
 @pytest.mark.parametrize(
@@ -350,13 +351,31 @@ _KV_MLA, _KV_MHA = (
         ([_T.format(1, 0, 0) + "Memory pool end. avail mem=10.94 GB",
           _T.format(1, 20, 3) + "Capture cuda graph end. Time elapsed: 9.00 s. mem usage=1.52 GB. avail mem=20.50 GB."],
          1, {}),
+        # a draft's graph that does not name the draft (older releases), after the target's: the same start-up
+        ([_T.format(1, 0, 0) + _LWE.format(6, "LlamaForCausalLM", 66.15, 12.66),
+          _T.format(1, 1, 0) + _KV_MHA.format(87056, 21.25, 21.25),
+          _T.format(1, 9, 0) + "Capture cuda graph begin. This can take up to several minutes.",
+          _T.format(1, 20, 0) + "Capture cuda graph end. Time elapsed: 9.00 s. mem usage=1.52 GB. avail mem=20.50 GB.",
+          _T.format(1, 21, 0) + _LWB.format(13.32),
+          _T.format(1, 22, 0) + _LWE.format(1, "LlamaForCausalLMEagle", 12.40, 0.92),
+          _T.format(1, 22, 0) + _KV_MHA.format(87056, 0.82, 0.82),
+          _T.format(1, 23, 0) + "Capture cuda graph begin. This can take up to several minutes.",
+          _T.format(1, 27, 0) + "Capture cuda graph end. Time elapsed: 4.00 s. mem usage=0.30 GB. avail mem=10.40 GB."],
+         1, {"weights_gb": 0.92, "graph_gb": 0.3}),
+        # one rank logging its target's pool and its draft's before another rank logs any (the draft was loaded
+        # before the pools, its loading not in the lines): one start-up
+        ([_T.format(1, 0, 0) + _KV_MHA.format(454112, 3.46, 3.46), _T.format(1, 0, 0) + _END.format(8.40),
+          _T.format(1, 0, 0) + _KV_MHA.format(454112, 1.08, 1.08), _T.format(1, 0, 0) + _END.format(6.23),
+          _T.format(1, 0, 1) + _KV_MHA.format(454112, 3.46, 3.46), _T.format(1, 0, 1) + _END.format(7.63),
+          _T.format(1, 0, 1) + _KV_MHA.format(454112, 1.08, 1.08), _T.format(1, 0, 1) + _END.format(5.46)],
+         1, {"kv_gb": 2.16}),
         # SGLang's clock going back, or a gap before a step that takes seconds
         ([_T.format(30, 0, 0) + _LWB.format(94.04), _T.format(10, 0, 3) + _LWB.format(94.05)], 2, {}),
         ([_T.format(1, 0, 0) + _KV_MLA.format(9, 10.42), _T.format(9, 0, 3) + "Memory pool end. avail mem=10.9 GB"],
          2, {}),
     ],
     ids=["same-model-again", "draft-class", "smaller-model", "other-kv-form", "same-kv-form", "ranks-in-step",
-         "memory-up", "clock-back", "gap"],
+         "memory-up", "draft-graph-unnamed", "rank-logs-both-pools", "clock-back", "gap"],
 )  # fmt: skip
 def test_snippets_split_and_file_as_the_rules_say(log: list[str], starts: int, draft: dict[str, float]) -> None:
     runs = split("\n".join(log))

@@ -116,6 +116,12 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
         (b"\x7fELF\x02\x01\x01\x00\x00\x00", "not a text log"),
         (b"hello\n", "no SGLang start-up"),
         (b"\x1f\x8bxx", "gzip"),
+        # a server at --log-level warning: SGLang's verdict is named, and why no start-up's lines are there
+        (
+            b"[2026-01-21 15:44:37] max_total_tokens=20480 is larger than the profiled value 10648. Use the profiled"
+            b" value instead.\n",
+            "line 1 is SGLang's verdict 'max_total_tokens=20480 is larger than the profiled value 10648",
+        ),
     ],
 )
 def test_unreadable_logs_are_one_line_and_exit_2(tmp_path: Path, content: bytes, message: str) -> None:
@@ -201,3 +207,69 @@ def test_any_json_lines_are_read_without_a_crash(raw: list[str]) -> None:
     assert [line.number for line in found] == sorted({line.number for line in found})
     assert all(1 <= line.number <= len(text.splitlines()) for line in found)
     split(text)
+
+
+_STAMP = "[2025-05-30 16:00:{:02d}{}] "
+
+
+def _started(*after: str) -> str:
+    """One start-up that got ready on one GPU, then *after* (lines of its run)."""
+    lines = [
+        "server_args=ServerArgs(model_path='m', mem_fraction_static=0.8, speculative_algorithm=None)",
+        "Load weight begin. avail mem=78.5 GB",
+        "Load weight end. type=Qwen2ForCausalLM, dtype=torch.bfloat16, avail mem=77.5 GB, mem usage=1.00 GB.",
+        "KV Cache is allocated. #tokens: 20480, K size: 0.12 GB, V size: 0.12 GB",
+        "Memory pool end. avail mem=62.0 GB",
+        "max_total_num_tokens=20480, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4097, "
+        "context_len=32768",
+        "The server is fired up and ready to roll!",
+        *after,
+    ]
+    return "\n".join(_STAMP.format(i, "" if i in (0, 6) else " TP0") + text for i, text in enumerate(lines))
+
+
+def test_a_retraction_after_ready_is_no_death() -> None:
+    """'Decode out of memory happened. #retracted_reqs' (0.4.x): the scheduler retracts requests and goes on."""
+    runs = split(_started("Decode out of memory happened. #retracted_reqs: 22, #new_token_ratio: 0.6017 -> 0.9219"))
+    assert [r.ended for r in runs] == ["ready"]
+    died = split(_started("Decode out of memory. Try to lower your batch size."))
+    assert [r.ended for r in died] == ["ready, then died (line 8)"]
+
+
+def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
+    """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
+    runs = split(_started("Update weights begin. avail mem=4.97 GB"))
+    assert len(runs) == 1 and (runs[0].left is None or runs[0].left.value == 62.0)
+
+
+def test_memory_freed_while_the_weights_loaded_is_no_weights_figure() -> None:
+    """A negative mem usage: another process freed memory while the weights loaded (a notebook's last server
+    exiting): the weights are unknown, the run says why, and the ledger shows no negative or zero weights row."""
+    text = _started().replace("avail mem=77.5 GB, mem usage=1.00 GB", "avail mem=85.14 GB, mem usage=-6.64 GB")
+    (run,) = split(text)
+    assert "weights_gb" not in run.target
+    assert run.cautions and "free grew by 6.64 GB" in run.cautions[0]
+    assert [row.item for row in ledger(run)][:2] == ["free before the weights", "KV pool"]
+
+
+def test_weights_a_line_does_not_print_are_the_free_memory_it_took() -> None:
+    """0.4.2's 'Load weight end' has no mem usage: the ledger's weights are the free memory before less after."""
+    text = _started().replace(", mem usage=1.00 GB.", "")
+    (run,) = split(text)
+    assert "weights_gb" not in run.target
+    rows = {row.item: row.gb for row in ledger(run)}
+    assert rows["weights"] == 1.0
+
+
+def test_the_runs_table_shows_the_fraction_sglang_chose(tmp_path: Path) -> None:
+    """A multimodal model's run: SGLang lowers the fraction itself; the table shows the one the run used."""
+    log = tmp_path / "log"
+    text = _started().replace(
+        "\n", "\n[2025-05-30 16:00:00 TP0] Automatically reduce --mem-fraction-static to 0.76 because this is a"
+        " multimodal model.\n", 1
+    )  # fmt: skip
+    log.write_text(text)
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log), "--runs"])
+    assert out.exit_code == 0, out.output
+    row = out.stdout.splitlines()[2].split()
+    assert row[:5] == ["*", "1", "2025-05-30", "16:00:00", "0.76"] and row[5] == "1.00"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -189,6 +190,9 @@ class Explanation:
     sized_at: tuple[tuple[str, int], ...] = ()
     #: The release's cell size evaluated for the run's model, and the tokens it gives (None if not decided).
     cell: Cell | None = None
+    #: (path, line, why) of each applying ``min`` cap whose other operand, evaluated for the run, is the pool's
+    #: tokens: the cap that bound it.
+    bound: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def assumptions(self) -> tuple[str, ...]:
@@ -281,6 +285,38 @@ def explain(
     result = Explanation(inputs, tuple(steps), prediction, observed_gb, tokens, per_token, found, missing)
     sized_at = tuple((s.path, s.line) for s in complete[0]) if complete else ()
     return dataclasses.replace(result, worked=worked, sized_at=sized_at)
+
+
+#: A cap's operand is the pool's tokens when the pool is at most this far below it (rounded down to whole pages).
+_PAGE_SLACK = 0.01
+
+
+def bound_by(
+    found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any], tokens: float | None
+) -> tuple[tuple[str, int, str], ...]:
+    """(path, line, why) of the applying ``min`` caps with an operand other than the capped value that the run's
+    facts give and that the pool's *tokens* are (to the page): ``min(self.max_total_num_tokens, max_total_tokens)``
+    with ``--max-total-tokens 20480`` and a pool of 20480 tokens."""
+    if not tokens:
+        return ()
+    bound = []
+    for cap, status, _ in found:
+        if status != "applies" or cap.category != "min":
+            continue
+        try:
+            tree = ast.parse(cap.code.strip())
+        except SyntaxError:
+            continue
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "min"]
+        for arg in (arg for call in calls for arg in call.args if cap.target not in _names(arg)):
+            try:
+                value = evaluate(arg, functools.partial(fact, facts=facts))
+            except (Missing, TypeError, ArithmeticError):
+                continue
+            if isinstance(value, (int, float)) and 0 <= value - tokens <= max(1.0, value * _PAGE_SLACK):
+                bound.append((cap.path, cap.line, f"{ast.unparse(arg)} = {value:g}, the pool's {tokens:g} tokens"))
+                break
+    return tuple(bound)
 
 
 def _conditions(

@@ -61,7 +61,7 @@ def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     elif after is None and before is not None and weights is not None:
         facts["avail_after_weights_gb"] = round(before - weights, 2)
         derived["avail_after_weights_gb"] = f"{before:g} free before the weights - {weights:g} they took"
-    elif weights is None and before is not None and after is not None:
+    elif weights is None and before is not None and after is not None and after <= before:  # else memory was freed
         facts["weights_gb"] = round(before - after, 2)
         derived["weights_gb"] = f"{before:g} free before the weights - {after:g} free after them"
     return facts, derived

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sgtrace.analyses.release_args import Reserve
-from sgtrace.run.startups import Figure, StartUp
+from sgtrace.run.startups import Figure, StartUp, weights
 
 #: A remainder smaller than this (GB) is rounding, not a row.
 _NOISE_GB = 0.01
@@ -103,8 +103,9 @@ def what_if(
 
 def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
     rows = []
-    if "weights_gb" in figures:
-        rows.append(_row(f"{label}weights", figures["weights_gb"]))
+    loaded = weights(figures)
+    if loaded is not None:
+        rows.append(_row(f"{label}weights", loaded))
     if "kv_gb" in figures:
         rows.append(_row(f"{label}KV pool", figures["kv_gb"]))
     after, pool, kv = (figures.get(n) for n in ("avail_after_weights_gb", "avail_after_pool_gb", "kv_gb"))

@@ -29,6 +29,7 @@ from sgtrace.analyses.explain import (
     Observation,
     Reading,
     Resolve,
+    bound_by,
     evaluate,
     explain,
     fact,
@@ -48,8 +49,8 @@ from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
 from sgtrace.model import BudgetSite, Cap, SourceFile
 from sgtrace.run.lines import LogError
-from sgtrace.run.messages import quote
-from sgtrace.run.startups import StartUp, pick, split
+from sgtrace.run.messages import Kind, quote
+from sgtrace.run.startups import StartUp, pick, split_log
 from sgtrace.run.stream import DEFAULT_MAX_BYTES, relevant_lines
 
 
@@ -114,11 +115,19 @@ class Want:
 def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> list[StartUp]:
     """The start-ups of a log given as bytes, text or a binary stream (maybe gzip); BadInput if it has none."""
     try:
-        runs = split(relevant_lines(log, max_bytes))
+        runs, unfiled = split_log(relevant_lines(log, max_bytes))
     except LogError as exc:
         raise BadInput(str(exc)) from exc
     if not runs:
-        raise BadInput("no SGLang start-up in the log (no server_args= line, service start or memory figures)")
+        words = "no SGLang start-up in the log (no server_args= line, service start or memory figures)"
+        if unfiled:
+            first = unfiled[0].line
+            words += (
+                f"; line {first.number} is SGLang's {'death' if unfiled[0].kind is Kind.DEATH else 'verdict'}"
+                f" '{first.text[:160]}', but none of its start-up's lines is in the log (a server run at"
+                " --log-level warning leaves them out: run it at the default, info)"
+            )
+        raise BadInput(words)
     return runs
 
 
@@ -189,7 +198,11 @@ def build(
         assert result.kv_budget_gb is not None
         own = cell_of(code, dataclasses.replace(result, kv_budget_gb=result.kv_budget_gb + draft_before[0]), resolve)
         cell = dataclasses.replace(cell, as_run=own.tokens if own is not None else None)
-    result = dataclasses.replace(result, cell=_rounded(cell, result.caps, status_facts))
+    result = dataclasses.replace(
+        result,
+        cell=_rounded(cell, result.caps, status_facts),
+        bound=bound_by(result.caps, status_facts, result.observed_tokens),
+    )
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)
@@ -410,7 +423,7 @@ def _hints(missing: Mapping[str, str], known: Mapping[str, Any]) -> dict[str, st
 def _doubts(run: StartUp | None) -> tuple[str, ...]:
     if run is None:
         return ()
-    return tuple(f"start-up {run.index}: {doubt}" for doubt in run.doubts)
+    return tuple(f"start-up {run.index}: {doubt}" for doubt in (*run.doubts, *run.cautions))
 
 
 #: Where what the log shows about the run in SGLang's terms comes from.

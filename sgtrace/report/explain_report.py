@@ -69,8 +69,10 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     if result.caps:
         lines.append("")
         lines.append("caps:")
+        bound = {(path, line): how for path, line, how in result.bound}
         for cap, status, why in result.caps:
-            lines.append(f"  {cap.path}:{cap.line}  {cap.category:<8} {status}: {why}")
+            binds = f"; it bound the pool: {bound[cap.path, cap.line]}" if (cap.path, cap.line) in bound else ""
+            lines.append(f"  {cap.path}:{cap.line}  {cap.category:<8} {status}: {why}{binds}")
     if result.assumptions:
         lines += [
             "",
@@ -91,7 +93,8 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
 
 def render_json(found: CapsResult, result: Explanation, context: Context) -> str:
     """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer","implied","assumed","origins","notes"}``,
-    and ``"what_if"`` when asked."""
+    and ``"what_if"`` when asked; a cap that bound the pool carries ``"bound"`` (why)."""
+    bound = {(path, line): why for path, line, why in result.bound}
     payload: dict[str, Any] = {
         "attribute": found.attribute,
         "budget": found.budget,
@@ -132,6 +135,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         ],
         "caps": [
             {"path": c.path, "line": c.line, "category": c.category, "status": status, "why": why}
+            | ({"bound": bound[c.path, c.line]} if (c.path, c.line) in bound else {})
             for c, status, why in result.caps
         ],
         "missing": result.missing,
@@ -178,6 +182,7 @@ def _run(run: StartUp) -> dict[str, Any]:
         "begun_by": run.begun_by,
         "derived": list(run.derived),
         "doubts": list(run.doubts),
+        "cautions": list(run.cautions),
         "version": list(run.version) if run.version else None,
         "end": run.end.name.lower(),
         "death": {"line": run.death[0], "text": run.death[1]} if run.death else None,

@@ -8,7 +8,7 @@ from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
 from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.run.messages import QUANTITIES, quote
-from sgtrace.run.startups import StartUp
+from sgtrace.run.startups import StartUp, fraction, weights
 
 #: Columns of the ledger's bar, its two ends included.
 BAR_WIDTH = 80
@@ -233,10 +233,11 @@ def runs_table(context: Context) -> list[str]:
     lines.append("     run  started              fraction  weights GB  KV pool GB   tokens  ended")
     for run in context.runs:
         mark = "*" if run.index == context.run else " "
-        fraction = run.server_args.get("mem_fraction_static")
         tokens = run.target.get("kv_tokens") or run.max_total_num_tokens
+        loaded = weights(run.target)
         lines.append(
-            f"  {mark} {run.index:>3}  {run.started:<20} {_show(fraction):>8}  {_gb(run, 'weights_gb'):>10}"
+            f"  {mark} {run.index:>3}  {run.started:<20} {_show(fraction(run)):>8}"
+            f"  {format(loaded.value, '.2f') if loaded else '-':>10}"
             f"  {_gb(run, 'kv_gb'):>10}  {format(tokens.value, '.0f') if tokens else '-':>7}  {run.ended}"
         )
     if context.runs and context.runs[0].index > 1:
@@ -335,6 +336,10 @@ def _binding(result: Explanation, context: Context) -> str:
         return "The log's pool is the formula's: no cap lowered it."
     if observed > predicted:
         return f"The log's pool is {observed - predicted:.2f} GB larger than the formula's: another path sized it."
+    if result.bound:
+        path, line, why = result.bound[0]
+        below = predicted - observed
+        return f"The log's pool is {below:.2f} GB below the formula's: {path}:{line} (min) bound it ({why})."
     candidates = [f"{c.path}:{c.line} ({c.category})" for c, s, _ in result.caps if s in ("applies", "unknown")]
     named = f"; it can be {', '.join(candidates[:3])}" if candidates else ""
     return f"The log's pool is {predicted - observed:.2f} GB below the formula's: a cap bound{named}."

@@ -375,10 +375,15 @@ def _may_be_draft(run: Building, target: Model, event: Event) -> bool:
 
 
 def _capture_slot(rank: Rank | None, event: Event) -> int | None:
-    """A capture that names the draft is the draft's; another is the target's, once a start-up each."""
+    """A capture that names the draft is the draft's; another is the target's, once a start-up each, unless
+    the target ended that capture already and the rank's draft began: the draft's runner captures its own
+    graphs with the same words (older releases)."""
     slot = DRAFT if event.speaks is Speaks.DRAFT else TARGET
     if rank is None:
         return slot
+    draft = rank.models[DRAFT] if len(rank.models) > DRAFT else None
+    if event.speaks is Speaks.EITHER and draft is not None and draft.phase is not None:
+        slot = DRAFT if event.capture in rank.models[TARGET].captures else slot
     model = rank.models[slot] if len(rank.models) > slot else None
     if event.phase is Phase.CAPTURE_END and model is not None and event.capture in model.captures:
         return None

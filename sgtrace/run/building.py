@@ -127,7 +127,7 @@ class Building:
         elif kind is Kind.VERDICT:
             for name, value in event.figures.items():
                 self.verdicts.setdefault(name, (value, line.number))
-        elif kind is Kind.AVAIL and line.rank in self.ranks:
+        elif kind is Kind.AVAIL and line.rank in self.ranks and not self.ready:  # once up: a weights' update, LoRA
             self.ranks[line.rank].left = (event.figures["left_gb"], line.number, line.rank)
         else:
             self._end(event)
@@ -153,6 +153,13 @@ class Building:
             and not target.reached(Phase.POOL)
         ):
             self.order = EARLY_DRAFT  # the draft loads before the target's pool: a newer release
+        if (
+            slot == DRAFT
+            and event.phase in (Phase.POOL, Phase.POOL_END)
+            and model.phase is None
+            and not target.reached(Phase.CAPTURE_BEGIN)
+        ):
+            self.order = EARLY_DRAFT  # a draft's pool before the target's graphs, its loading not shown: loaded early
         model.phase = event.phase if model.phase is None else max(model.phase, event.phase)
         model.type = model.type or event.model_type
         if self.top is None or self.position(stage) > self.position(self.top):

@@ -588,8 +588,9 @@ MESSAGES: tuple[Message, ...] = (
         "",
         re.compile(
             r"Traceback \(most recent call last\)|hit an exception|Received sigquit"
-            r"|Main process exited, code=(?!exited, status=0)|Failed with result|out of memory|OutOfMemoryError"
-        ),
+            r"|Main process exited, code=(?!exited, status=0)|Failed with result|out of memory(?! happened)"
+            r"|OutOfMemoryError"
+        ),  # 'Decode out of memory happened. #retracted_reqs': the scheduler retracts requests and goes on
         description="the start-up died: a traceback, an exception in the scheduler, a failed unit, out of memory",
     ),
     Message(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
@@ -36,6 +36,8 @@ DISAGREE_GB = 0.25
 MAX_KEPT = 1000
 #: Kinds of event that can begin the first start-up of a log (and every step).
 _BEGINS = frozenset({Kind.SERVICE_START, Kind.SERVER_ARGS, Kind.COMMAND, Kind.SCHEDULER})
+#: Verdicts and deaths outside any start-up kept to name (the first few).
+_UNFILED = 3
 _MIN_OVER_RANKS = ("avail_before_weights_gb", "avail_after_weights_gb", "avail_after_pool_gb")
 
 
@@ -104,13 +106,22 @@ class StartUp:
     pools: tuple[tuple[str, str, float, float | None, int], ...] = ()
     #: Whether the draft was loaded before the target's pools (a newer release's order).
     draft_first: bool = False
+    #: Why a figure of its lines is not taken as it reads (the free memory growing while the weights loaded).
+    cautions: tuple[str, ...] = ()
 
 
 def split(log: str | Iterable[LogLine]) -> list[StartUp]:
     """The start-ups of a log (its text, or its cleaned lines), oldest first; at most MAX_KEPT, the latest."""
+    return split_log(log)[0]
+
+
+def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]:
+    """The start-ups of a log (see :func:`split`), and the verdicts and deaths of SGLang's that no start-up
+    took (a log at ``--log-level warning`` shows them but none of a start-up's lines)."""
     kept: deque[StartUp] = deque(maxlen=MAX_KEPT)
     current: Building | None = None
     early: list[Event] = []  # a version named before the first start-up
+    unfiled: list[Event] = []
     count = 0
     for line in lines(log) if isinstance(log, str) else log:
         event = classify(line)
@@ -118,6 +129,7 @@ def split(log: str | Iterable[LogLine]) -> list[StartUp]:
             continue
         if current is None and event.kind not in _BEGINS and not event.step:
             early += [event] if event.kind in (Kind.VERSION, Kind.VERDICT) else []
+            unfiled += [event] if event.kind in (Kind.VERDICT, Kind.DEATH) and len(unfiled) < _UNFILED else []
             continue
         reason, slot = boundary(current, event) if current is not None else ("", None)
         if current is None or reason:
@@ -136,7 +148,7 @@ def split(log: str | Iterable[LogLine]) -> list[StartUp]:
         current.add(event, slot or 0)
     if current is not None:
         kept.append(_finish(count + 1, current))
-    return list(kept)
+    return list(kept), [] if kept else unfiled
 
 
 def pick(runs: list[StartUp], wanted: int | None) -> int:
@@ -145,6 +157,24 @@ def pick(runs: list[StartUp], wanted: int | None) -> int:
         return wanted
     complete = [run.index for run in runs if run.complete]
     return complete[-1] if complete else runs[-1].index
+
+
+def weights(figures: Mapping[str, Figure]) -> Figure | None:
+    """A model's weights: its load's ``mem usage``, else the free memory before its load less the free memory after
+    it (on the line after it), None when neither is logged or the free memory grew."""
+    if "weights_gb" in figures:
+        return figures["weights_gb"]
+    before, after = figures.get("avail_before_weights_gb"), figures.get("avail_after_weights_gb")
+    if before is None or after is None or after.value > before.value:
+        return None
+    return Figure(round(before.value - after.value, 2), after.line, after.rank)
+
+
+def fraction(run: StartUp) -> float | str | bool | None:
+    """The mem_fraction_static the start-up ran with: the one SGLang chose (a multimodal model's), else the one
+    its server_args asked for."""
+    chosen = run.verdicts.get("mem_fraction_static")
+    return chosen.value if chosen is not None else run.server_args.get("mem_fraction_static")
 
 
 def facts(run: StartUp) -> dict[str, float | str | bool | None]:
@@ -186,6 +216,15 @@ def _finish(index: int, run: Building) -> StartUp:
             target[name] = min(figures, key=lambda f: (f.value, f.line))
         if name == "avail_before_weights_gb" and figures and not _logged_before(ranks):
             derived.append(name)
+    cautions = []
+    weights = target.get("weights_gb")
+    if weights is not None and weights.value < 0:  # another process freed memory while the weights loaded
+        del target["weights_gb"]
+        cautions.append(
+            f"the GPU memory free grew by {-weights.value:.2f} GB while the weights loaded (mem usage="
+            f"{weights.value:.2f} GB, line {weights.line}): another process was freeing memory, so the weights' size"
+            " is not known, and the memory free before them was not all this start-up's"
+        )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
     end = run.ended
     if end is Ended.UNFINISHED and run.tokens is not None:
@@ -216,6 +255,7 @@ def _finish(index: int, run: Building) -> StartUp:
         command=run.command,
         version=run.version,
         doubts=tuple(run.doubts),
+        cautions=tuple(cautions),
         end=end,
         death=(run.death, run.death_text) if run.death is not None else None,
         verdicts={name: Figure(value, line, "") for name, (value, line) in run.verdicts.items()},
