@@ -250,6 +250,14 @@ def test_memory_freed_while_the_weights_loaded_is_no_weights_figure() -> None:
     assert "weights_gb" not in run.target
     assert run.cautions and "free grew by 6.64 GB" in run.cautions[0]
     assert [row.item for row in ledger(run)][:2] == ["free before the weights", "KV pool"]
+    draft = [
+        "[2025-05-30 16:00:05 TP0] Load weight begin. avail mem=55.16 GB",
+        "[2025-05-30 16:00:05 TP0] Load weight end. type=LlamaForCausalLMEagle, dtype=torch.float16, avail mem=46.17"
+        " GB, mem usage=-29.47 GB.",
+    ]
+    lines = _started().replace("speculative_algorithm=None", "speculative_algorithm='EAGLE'").splitlines()
+    (run,) = split("\n".join([*lines[:5], *draft, *lines[5:]]))
+    assert "weights_gb" not in run.draft and "draft's weights loaded" in run.cautions[0]
 
 
 def test_weights_a_line_does_not_print_are_the_free_memory_it_took() -> None:
@@ -273,3 +281,26 @@ def test_the_runs_table_shows_the_fraction_sglang_chose(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     row = out.stdout.splitlines()[2].split()
     assert row[:5] == ["*", "1", "2025-05-30", "16:00:00", "0.76"] and row[5] == "1.00"
+
+
+def test_a_warning_that_quotes_the_launch_command_begins_no_start_up() -> None:
+    """Newer releases warn on every launch that 'python -m sglang.launch_server' is still supported, with an
+    example of 'sglang serve' holding placeholders: neither is a launch command (each began a start-up)."""
+    warning = [
+        "/x/python/sglang/launch_server.py:51: UserWarning: 'python -m sglang.launch_server' is still supported, but"
+        " 'sglang serve' is the recommended entrypoint.",
+        "  Example: sglang serve --model-path <model> [options]",
+    ]
+    runs = split("\n".join([*warning, _started(), *warning]))
+    assert [(r.first_line, r.ended) for r in runs] == [(3, "ready")]
+    (launched,) = split("python3 -m sglang.launch_server --model-path m --tp 2\n" + _started())
+    assert launched.command == "--model-path m --tp 2"
+
+
+def test_a_draft_loading_with_more_memory_free_than_its_target_left_is_the_draft() -> None:
+    """server_args say speculative decoding is on: a load after the target's pool is the draft's even when the
+    free memory grew meanwhile (a notebook's previous server exiting); a restart would log its server_args first."""
+    lines = _started().replace("speculative_algorithm=None", "speculative_algorithm='EAGLE'").splitlines()
+    draft = "[2025-05-30 16:00:05 TP0] Load weight begin. avail mem=70.16 GB"
+    runs = split("\n".join([*lines[:5], draft, *lines[5:]]))
+    assert [(r.ended, r.draft["avail_before_weights_gb"].value) for r in runs] == [("ready", 70.16)]

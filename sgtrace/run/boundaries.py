@@ -361,8 +361,8 @@ def _may_be_draft(run: Building, target: Model, event: Event) -> bool:
         ]
         before = target.figures.get("avail_before_weights_gb")
         free = figures.get("avail_before_weights_gb")
-        if free is None:
-            return speculative
+        if free is None or speculative:  # server_args say a draft comes: the free memory may have grown (another
+            return speculative  # process exiting), and a restart would log its own server_args first
         return free <= min(left) + 0.5 if left else (free < before[0] - 1.0 if before else speculative)
     if phase is Phase.LOAD_END:
         if _draft_type(event):

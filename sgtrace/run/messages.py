@@ -619,7 +619,11 @@ OTHERS = (
 #: Service managers' lines (systemd's, as a journal shows them with the unit ``systemd``).
 SERVICE_STARTED, SERVICE_STOPPED = "Started ", "Stopped "
 #: A launch command, as ps, a unit file or a script shows it.
-COMMAND = re.compile(r"(?:-m\s+sglang\.launch_server|sglang/launch_server\.py|\bsglang\s+serve)\b(?P<args>.*)$")
+#: Not a command: its words quoted in a warning (``'python -m sglang.launch_server' is still supported``), or an
+#: example with placeholders (``Example: sglang serve --model-path <model> [options]``).
+COMMAND = re.compile(
+    r"(?:-m\s+sglang\.launch_server|sglang/launch_server\.py|\bsglang\s+serve)\b(?P<args>(?:\s(?!.*<[\w-]+>).*)?)$"
+)
 #: A version of SGLang named in a line: ``sglang==0.5.9``, ``lmsysorg/sglang:v0.5.9-cu129``, ``sglang 0.5.9``.
 VERSION = re.compile(
     r"\bsglang(?:==|:v|-| v?| version:? ?v?)(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)\b", re.IGNORECASE

@@ -217,14 +217,15 @@ def _finish(index: int, run: Building) -> StartUp:
         if name == "avail_before_weights_gb" and figures and not _logged_before(ranks):
             derived.append(name)
     cautions = []
-    weights = target.get("weights_gb")
-    if weights is not None and weights.value < 0:  # another process freed memory while the weights loaded
-        del target["weights_gb"]
-        cautions.append(
-            f"the GPU memory free grew by {-weights.value:.2f} GB while the weights loaded (mem usage="
-            f"{weights.value:.2f} GB, line {weights.line}): another process was freeing memory, so the weights' size"
-            " is not known, and the memory free before them was not all this start-up's"
-        )
+    for whose, model in (("", target), ("draft's ", draft)):
+        weights = model.get("weights_gb")
+        if weights is not None and weights.value < 0:  # another process freed memory while the weights loaded
+            del model["weights_gb"]
+            cautions.append(
+                f"the GPU memory free grew by {-weights.value:.2f} GB while the {whose}weights loaded (mem usage="
+                f"{weights.value:.2f} GB, line {weights.line}): another process was freeing memory, so the"
+                f" {whose}weights' size is not known, and the memory free before them was not all this start-up's"
+            )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
     end = run.ended
     if end is Ended.UNFINISHED and run.tokens is not None:
