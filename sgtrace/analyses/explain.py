@@ -194,6 +194,10 @@ class Explanation:
     #: tokens: the cap that bound it.
     bound: tuple[tuple[str, int, str], ...] = ()
 
+    def binding(self, cap: Cap) -> str | None:
+        """Why *cap* bound the pool (see :attr:`bound`), None if it did not."""
+        return next((why for path, line, why in self.bound if (path, line) == (cap.path, cap.line)), None)
+
     @property
     def assumptions(self) -> tuple[str, ...]:
         """What the answer takes as given that neither the log nor the model's config shows (a config known only by

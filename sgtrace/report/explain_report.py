@@ -69,9 +69,8 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
     if result.caps:
         lines.append("")
         lines.append("caps:")
-        bound = {(path, line): how for path, line, how in result.bound}
         for cap, status, why in result.caps:
-            binds = f"; it bound the pool: {bound[cap.path, cap.line]}" if (cap.path, cap.line) in bound else ""
+            binds = f"; it bound the pool: {bound}" if (bound := result.binding(cap)) else ""
             lines.append(f"  {cap.path}:{cap.line}  {cap.category:<8} {status}: {why}{binds}")
     if result.assumptions:
         lines += [
@@ -94,7 +93,6 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
 def render_json(found: CapsResult, result: Explanation, context: Context) -> str:
     """``{"kv_budget_gb",...,"caps","missing","runs","run","ledger","answer","implied","assumed","origins","notes"}``,
     and ``"what_if"`` when asked; a cap that bound the pool carries ``"bound"`` (why)."""
-    bound = {(path, line): why for path, line, why in result.bound}
     payload: dict[str, Any] = {
         "attribute": found.attribute,
         "budget": found.budget,
@@ -135,7 +133,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         ],
         "caps": [
             {"path": c.path, "line": c.line, "category": c.category, "status": status, "why": why}
-            | ({"bound": bound[c.path, c.line]} if (c.path, c.line) in bound else {})
+            | ({"bound": how} if (how := result.binding(c)) else {})
             for c, status, why in result.caps
         ],
         "missing": result.missing,

@@ -286,7 +286,7 @@ def _slot(run: Building, event: Event) -> int | None:
             return DRAFT
         return TARGET
     target = rank.models[TARGET]
-    draft = rank.models[DRAFT] if len(rank.models) > DRAFT else None
+    draft = rank.seen(DRAFT)
     if event.speaks is Speaks.TARGET:
         return TARGET
     if phase in (Phase.POOL, Phase.POOL_END):
@@ -363,7 +363,7 @@ def _may_be_draft(run: Building, target: Model, event: Event) -> bool:
         free = figures.get("avail_before_weights_gb")
         if free is None or speculative:  # server_args say a draft comes: the free memory may have grown (another
             return speculative  # process exiting), and a restart would log its own server_args first
-        return free <= min(left) + 0.5 if left else (free < before[0] - 1.0 if before else speculative)
+        return free <= min(left) + 0.5 if left else (before is not None and free < before[0] - 1.0)
     if phase is Phase.LOAD_END:
         if _draft_type(event):
             return True
@@ -381,10 +381,10 @@ def _capture_slot(rank: Rank | None, event: Event) -> int | None:
     slot = DRAFT if event.speaks is Speaks.DRAFT else TARGET
     if rank is None:
         return slot
-    draft = rank.models[DRAFT] if len(rank.models) > DRAFT else None
+    draft = rank.seen(DRAFT)
     if event.speaks is Speaks.EITHER and draft is not None and draft.phase is not None:
         slot = DRAFT if event.capture in rank.models[TARGET].captures else slot
-    model = rank.models[slot] if len(rank.models) > slot else None
+    model = rank.seen(slot)
     if event.phase is Phase.CAPTURE_END and model is not None and event.capture in model.captures:
         return None
     return slot

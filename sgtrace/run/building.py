@@ -51,6 +51,10 @@ class Rank:
         """Whether it logged a figure."""
         return self.left is not None or any(model.figures or model.pools for model in self.models)
 
+    def seen(self, slot: int) -> Model | None:
+        """Its target's or draft's lines, None if it logged none of that model."""
+        return self.models[slot] if len(self.models) > slot else None
+
     def model(self, slot: int) -> Model:
         """Its target's or draft's lines (made on first use)."""
         while len(self.models) <= slot:

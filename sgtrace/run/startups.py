@@ -182,8 +182,9 @@ def facts(run: StartUp) -> dict[str, float | str | bool | None]:
     it chose wins over the one asked for) and the target's figures. ``kv_gb`` is every pool the budget
     pays for: the KV pools and the state of Mamba layers."""
     found: dict[str, float | str | bool | None] = dict(run.server_args)
-    if "mem_fraction_static" in run.verdicts:
-        found["mem_fraction_static"] = run.verdicts["mem_fraction_static"].value
+    chosen = fraction(run)
+    if chosen is not None:
+        found["mem_fraction_static"] = chosen
     found.update({name: figure.value for name, figure in run.target.items() if name not in _NOT_INPUTS})
     if "mamba_gb" in run.target and "kv_gb" in run.target:
         found["kv_gb"] = round(run.target["kv_gb"].value + run.target["mamba_gb"].value, 2)
@@ -218,12 +219,12 @@ def _finish(index: int, run: Building) -> StartUp:
             derived.append(name)
     cautions = []
     for whose, model in (("", target), ("draft's ", draft)):
-        weights = model.get("weights_gb")
-        if weights is not None and weights.value < 0:  # another process freed memory while the weights loaded
+        usage = model.get("weights_gb")
+        if usage is not None and usage.value < 0:  # another process freed memory while the weights loaded
             del model["weights_gb"]
             cautions.append(
-                f"the GPU memory free grew by {-weights.value:.2f} GB while the {whose}weights loaded (mem usage="
-                f"{weights.value:.2f} GB, line {weights.line}): another process was freeing memory, so the"
+                f"the GPU memory free grew by {-usage.value:.2f} GB while the {whose}weights loaded (mem usage="
+                f"{usage.value:.2f} GB, line {usage.line}): another process was freeing memory, so the"
                 f" {whose}weights' size is not known, and the memory free before them was not all this start-up's"
             )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
