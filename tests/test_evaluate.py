@@ -784,7 +784,17 @@ HANDED_ON = {
             dense = Dense(8, 1, "bf16", active=ENABLED)
             Striped(8, 1, "bf16", stripe=2, active=ENABLED)
             Paged(8, 1, "bf16", ENABLED)
+            shared = dict(size=8, page=1, dtype="bf16")
+            Dense(**shared)
+            extra = {"size": 8, "page": 1}
+            extra["active"] = ENABLED
+            Dense(dtype="bf16", **extra)
+            dense_of(4, active=ENABLED)
             return Hybrid(dense)
+
+
+        def dense_of(size, active=False):
+            return Dense(size, 1, "bf16", active=active)
 
 
         def read(pool):
@@ -821,11 +831,40 @@ def test_an_attribute_every_write_agrees_on_through_constructors_that_hand_it_on
         ('"bf16", stripe=2, active=ENABLED', '"bf16", True, stripe=2'),  # through *args, by position
         ("return self.full.active", "return (self.full.active,)"),  # a tuple holding it is a value of its own
         ("return self.full.active", "return not self.full.active"),
+        ('extra["active"] = ENABLED', 'extra["active"] = True'),  # a key of a dict the function fills
+        ('shared = dict(size=8, page=1, dtype="bf16")', 'shared = dict(size=8, page=1, dtype="bf16", active=1)'),
+        ("shared = dict(", "shared = make_kwargs("),  # a dict built otherwise: what it holds is not known
+        ("dense_of(4, active=ENABLED)", "dense_of(4, active=True)"),  # through a function's own parameter
+        ("dense_of(4, active=ENABLED)", "dense_of(4, True)"),  # ... by position
+        ("def dense_of(size, active=False):", "def dense_of(size, active=True):"),  # ... its default
+        ("dense_of(4, active=ENABLED)", "pass"),  # a function no call of which is found: callers not known
     ],
 )
 def test_a_write_that_may_differ_leaves_it_unknown(tmp_path: Path, old: str, new: str) -> None:
     found = _handed_on(tmp_path, **{old: new})
     assert isinstance(found, Unknown), found
+
+
+def test_writes_in_a_file_the_parse_allowance_refused_leave_the_attribute_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write must be read to say they agree: a file that writes it but was not parsed (the question's
+    allowance spent) leaves it unknown, not decided by the writes that were read; a later question decides it."""
+    root = _package(tmp_path, "hand")
+    for name, text in HANDED_ON.items():
+        (root / name).write_text(textwrap.dedent(text))
+    (root / "other.py").write_text("class Other:\n    def __init__(self):\n        self.active = True\n")
+    line = textwrap.dedent(HANDED_ON["build.py"]).splitlines().index("    return pool.active") + 1
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    found = evaluator.at("pool.active", "hand/build.py", line)
+    assert isinstance(found, Unknown), found  # Other's write differs
+    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 2)
+    (root / "other.py").write_text("class Other:\n    def __init__(self):\n        self.active = False\n")
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    assert isinstance(evaluator.at("pool.active", "hand/build.py", line), Unknown)  # not every file read
+    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 50)
+    found = evaluator.at("pool.active", "hand/build.py", line)
+    assert isinstance(found, Known) and found.value is False, found
 
 
 def test_what_the_parse_allowance_left_undecided_is_worked_out_again_by_a_later_question(
@@ -903,3 +942,68 @@ def test_the_statement_walk_is_ast_walk_without_expressions() -> None:
     tree = ast.parse(source)
     kinds = (ast.mod, ast.stmt, ast.ExceptHandler, ast.match_case)
     assert list(evaluate._walk_statements(tree)) == [n for n in ast.walk(tree) if isinstance(n, kinds)]
+
+
+OPTIONAL = """
+ENABLED = False
+
+
+def size(budget, cap=None):
+    tokens = budget // 2
+    if cap is not None:
+        tokens = min(tokens, cap)
+    return tokens
+
+
+def start():
+    return size(100)
+
+
+def resize():
+    return size(50, cap=8)
+
+
+def after_capture():
+    if ENABLED:
+        resize()
+"""
+
+
+def _optional(tmp_path: Path, text: str) -> Value:
+    root = _package(tmp_path, "opt")
+    (root / "sizing.py").write_text(text)
+    line = text.splitlines().index("    if cap is not None:") + 1
+    return Evaluator(Code(discover(str(tmp_path)).files), Facts()).at("cap is not None", "opt/sizing.py", line)
+
+
+def test_an_optional_parameter_no_call_the_run_makes_passes_is_its_default(tmp_path: Path) -> None:
+    """``cap`` is passed only by a call that never runs (its function's one caller is under a condition false
+    for the run, two functions up): it is its default, and says so."""
+    found = _optional(tmp_path, OPTIONAL)
+    assert isinstance(found, Known) and found.value is False, found
+    assert any("cap passed by no call the run makes (1 that pass it do not run): its default" in w for w in found.why)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("ENABLED = False", "ENABLED = True"),  # the call that passes it runs
+        ("ENABLED = False", "ENABLED = read()"),  # ... or may
+        ("    return size(100)", "    return size(100, 4)"),  # a call that runs passes it by position
+        ("    if ENABLED:\n        resize()", "    resize()"),  # no condition on the way up
+    ],
+)
+def test_an_optional_parameter_a_call_may_pass_stays_unknown(tmp_path: Path, old: str, new: str) -> None:
+    text = OPTIONAL.replace(old, new)
+    assert text != OPTIONAL
+    assert isinstance(_optional(tmp_path, text), Unknown)
+
+
+def test_an_optional_parameter_only_calls_that_do_not_run_pass_is_its_default(tmp_path: Path) -> None:
+    found = _optional(tmp_path, OPTIONAL.replace("    return size(100)", "    return 0"))
+    assert isinstance(found, Known) and found.value is False, found
+
+
+def test_an_optional_parameter_of_a_function_nothing_calls_stays_unknown(tmp_path: Path) -> None:
+    text = OPTIONAL.replace("    return size(100)", "    return 0").replace("    return size(50, cap=8)", "    pass")
+    assert isinstance(_optional(tmp_path, text), Unknown)

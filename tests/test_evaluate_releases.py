@@ -34,10 +34,14 @@ def _explain(version: str, *args: str) -> tuple[int, dict[str, Any], str]:
 
 def test_the_newest_release_binds_free_memory_by_the_call_that_measures_it() -> None:
     """0.5.23 names the measurement free_gb (kv_pool_runtime) and available_gpu_memory (the configurator): both
-    are the free memory the weights' end line shows, whatever the name."""
-    code, data, err = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL))
+    are the free memory the weights' end line shows, whatever the name. (free_gb is read by the resize after
+    capture, which runs only with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING set and, for a dense model, on a
+    platform the log does not show: then its statements stay in the formula.)"""
+    env = ("--env", "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1")
+    code, data, err = _explain(releases.NEWEST, "--log", str(JOURNAL), *env)
     assert "free_gb" not in data["missing"], data["missing"]
     assert data["origins"]["free_gb"].startswith("worked out: get_available_gpu_memory() at ")
+    code, data, err = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL))
     # the multimodal reservation is decided by the model's config, which the log does not hold: its type is
     # assumed from the architecture's name, and said so
     assert code == 0 and data["inputs"]["mm_reservation_gb"] == 0, data["missing"]
@@ -47,6 +51,25 @@ def test_the_newest_release_binds_free_memory_by_the_call_that_measures_it() -> 
         "model_type assumed 'deepseek_v3' from the architecture's name",
         "is_hybrid_swa assumed absent from the model's config.json",
     ]
+
+
+@pytest.mark.parametrize("journal", [KIMI_JOURNAL, JOURNAL], ids=["mla", "dense"])
+def test_the_newest_release_does_not_resize_the_pool_after_capture_unless_its_environment_asks(journal: Path) -> None:
+    """0.5.23 can size the pool again after CUDA-graph capture (compute_post_capture_kv_resize, a formula of its
+    own); the scheduler calls it when the target's pool is post_capture_active, which every pool class takes
+    from what its builder passes (a keyword, a dict of keywords, a function's own parameter) down to the
+    configurator's post_capture_kv_active: off unless SGLANG_ENABLE_POST_CAPTURE_KV_SIZING is set. Decided
+    with that default as its reason, for an MLA model and a dense one: the resize's cap is not reached, its
+    statements are not applied, and they ask for no input."""
+    code, data, _ = _explain(releases.NEWEST, "--log", str(journal))
+    assert code == 0 and data["missing"] == {}, data["missing"]
+    resize = [c for c in data["caps"] if c["path"].endswith("kv_pool_runtime.py")]
+    assert resize and all(c["status"] == "not reached" for c in resize), resize
+    assert all("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING unset: the release's default" in c["why"] for c in resize)
+    steps = [s for s in data["steps"] if s["path"].endswith("kv_pool_runtime.py")]
+    assert steps and all(s["skipped"].startswith("not reached: ") and s["value"] is None for s in steps), steps
+    # the pool is sized by the configurator's formula, before capture
+    assert any(s["path"].endswith("kv_cache_configurator.py") and s["value"] is not None for s in data["steps"])
 
 
 def test_the_model_config_decides_the_multimodal_reservation() -> None:

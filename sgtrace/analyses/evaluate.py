@@ -47,10 +47,12 @@ MAX_DEPTH = 8
 #: follow: ``device``, ``config``).
 MAX_FILES = 60
 #: Files parsed at most for one explanation (what lies further is unknown: the evaluator's cost stays bounded).
-MAX_PARSED = 300
+MAX_PARSED = 450
 #: Files one question may parse besides those parsed before it (a question about a path the run does not take,
 #: whose objects are built at run time, would otherwise use the explanation's whole allowance).
-MAX_NEW_PARSED = 110
+MAX_NEW_PARSED = 160
+#: Functions gone up from a call to decide that the run never makes it (every call of each is decided not to run).
+MAX_UP = 3
 #: Writes of one attribute weighed before it is given up as unknown.
 MAX_WRITES = 12
 #: How an unknown that the model's config.json decides is named: this prefix, then the key.
@@ -283,8 +285,9 @@ class Code:
         self._definitions: dict[str, dict[str, list[ast.AST]]] = {}
         #: The number of parsed files past which no more are parsed now (see Evaluator.at).
         self.limit = MAX_PARSED
-        #: Parses refused for the limit so far, and the questions asked (see Evaluator.at): what was worked out
-        #: without a file the limit refused is worked out again for a later question, which may parse it.
+        #: Parses refused for the limit so far (and answers cut short by a cycle: a value read while it was being
+        #: worked out), and the questions asked (see Evaluator.at): what was worked out without a file the limit
+        #: refused, or inside a cycle, is worked out again for a later question, which may parse it.
         self.refused = 0
         self.questions = 0
         self._named: dict[str, list[str] | None] = {}
@@ -315,6 +318,10 @@ class Code:
     def refused_now(self, path: str) -> bool:
         """Whether the file was not parsed for the limit (a later question may parse it)."""
         return path in self.by_path and path not in self._trees
+
+    def unread(self, path: str, pattern: re.Pattern[bytes]) -> bool:
+        """Whether the file's text matches *pattern* but the limit refused to parse it (its calls are not known)."""
+        return self.refused_now(path) and pattern.search(self.text(path)) is not None
 
     def parent(self, path: str, node: ast.AST) -> ast.AST | None:
         """The statement (or handler, or the module) whose block holds statement *node*."""
@@ -696,6 +703,7 @@ class Evaluator:
         self._locals: dict[tuple[int, int], dict[str, Value | _Lazy]] = {}
         self._busy: set[object] = set()
         self._owned_writes: dict[tuple[str, str, str], tuple[list[tuple[str, ast.ClassDef, ast.stmt]], bool]] = {}
+        self._callers: dict[tuple[str, int, str], list[Value] | None] = {}
         #: Memo entries worked out without a file the limit refused: (memo, key) -> the question; a later
         #: question works them out again.
         self._stale: dict[tuple[int, object], int] = {}
@@ -709,6 +717,12 @@ class Evaluator:
             del memo[key], self._stale[(id(memo), key)]
             return False
         return True
+
+    def _cut_short(self, value: Unknown) -> Unknown:
+        """*value*, for a value read while it is being worked out: what is worked out from it is undecided for
+        this question only (a later one works it out again, from outside the cycle)."""
+        self.code.refused += 1
+        return value
 
     def _keep(self, memo: dict[Any, Any], key: object, value: Any, refused: int, undecided: bool) -> None:
         """*value* into *memo*; an undecided one worked out while the limit refused a file, as stale."""
@@ -888,7 +902,7 @@ class Evaluator:
         refused = self.code.refused
         try:
             env: dict[str, Value | _Lazy] = {
-                name: self.facts.named(name) or Unknown((name,)) for name in _parameters(scope.function)
+                name: self.facts.named(name) or self._passed_in(scope, name) for name in _parameters(scope.function)
             }
             inner = _Scope(scope.path, scope.function, scope.cls, scope.line, env, scope.depth + 1)
             try:
@@ -899,6 +913,16 @@ class Evaluator:
             self._busy.discard(key)
         self._keep(self._locals, key, inner.env or {}, refused, True)
         return self._locals[key]
+
+    def _passed_in(self, scope: _Scope, name: str) -> Value | _Lazy:
+        """A parameter no fact names: for an optional one, what the calls the run may make pass (when read)."""
+        function = scope.function
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in ("self", "cls"):
+            return Unknown((name,))
+        found = _default_of(function, name)
+        if found is None or found[0] is None:
+            return Unknown((name,))
+        return _Lazy(lambda: self._parameter(scope.path, function, scope.cls, name, scope.depth), self.code)
 
     def _global(self, name: str, path: str, depth: int, function: ast.AST | None = None) -> Value:
         """A module-level name: the module's own constants, else what it (or *function*'s body) imports from the
@@ -1091,7 +1115,7 @@ class Evaluator:
         if self._kept(self._attributes, key):
             return self._attributes[key]
         if key in self._busy:
-            return Unknown((attr,), cycle=attr)
+            return self._cut_short(Unknown((attr,), cycle=attr))
         self._busy.add(key)
         refused = self.code.refused
         try:
@@ -1131,13 +1155,17 @@ class Evaluator:
             words = [name.encode() for name in _owner_classes(owner, scope)]
             first = [path for path in paths if any(word in self.code.text(path) for word in words)]
             writes = [(path, cls, item) for path in first for cls, item in self.code.writes(path).get(attr, ())]
+            read = first
             if not own_only and not self._mine(writes, owner, scope):
+                read = paths
                 writes += [
                     (path, cls, item)
                     for path in paths
                     if path not in first
                     for cls, item in self.code.writes(path).get(attr, ())
                 ]
+            if not own_only and any(self.code.refused_now(path) for path in read):
+                writes = []  # the limit refused a file that writes it: whether the writes agree is not known
         mine = self._mine(writes, owner, scope)
         self._keep(self._owned_writes, key, (mine if own_only else mine or writes, bool(mine)), refused, True)
         return self._owned_writes[key]
@@ -1221,7 +1249,7 @@ class Evaluator:
             return Unknown((attr,))
         first = values[0]
         if all(_same(first, v) for v in values):
-            return first
+            return _agreed(values) if len(values) > 1 else first
         return next((v for v in values if isinstance(v, Unknown)), Unknown((attr,)))
 
     def _constructed(self, cls: str, attr: str, depth: int = 0) -> list[Value]:
@@ -1236,9 +1264,17 @@ class Evaluator:
             return [Unknown((attr,))]
         init = self._init_of(cls)
         found: list[Value] = []
-        built = re.compile(rb"\b" + re.escape(cls.encode()) + rb"\s*\(|__init__\s*\(")
+        word = re.escape(cls.encode())
+        direct = re.compile(rb"\b" + word + rb"\s*\(")
+        built = re.compile(rb"\b" + word + rb"\s*\(|__init__\s*\(")
+        subclass = re.compile(rb"^[ \t]*class\s+\w+\s*\([^)]*\b" + word + rb"\b", re.M)
         for path in paths:
-            for node in self.code.calls(path, built):
+            # a file's ``__init__(...)`` calls are read only where it defines a subclass of the class
+            pattern = built if subclass.search(self.code.text(path)) else direct
+            calls = self.code.calls(path, pattern)
+            if self.code.unread(path, pattern):
+                found.append(Unknown((attr,)))  # the limit refused a file that may build it
+            for node in calls:
                 called = chain_of(node.func)
                 if called[-1:] != [cls] and not self._subclass_call(path, node, cls):
                     continue
@@ -1274,9 +1310,143 @@ class Evaluator:
                 if default is not None:
                     values.append(self.node_at(default, path, function.lineno))
                 return values or [Unknown((passed.id,))]
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and depth <= MAX_DEPTH:
+            if isinstance(passed, ast.Starred) and isinstance(passed.value, ast.Name):
+                held = _held(function, passed.value.id, attr)
+                if held is not None:  # a dict the function builds: what it holds under that key, if anything
+                    return [v for entry in held for v in self._handed_on(path, call, entry, attr, depth + 1)]
+            elif isinstance(passed, ast.Name) and _kept_parameter(function, passed.id):
+                # a parameter the function hands on untouched: what its callers pass for it, else its default
+                (default,) = _default_of(function, passed.id) or (None,)
+                called = self._called(path, function, owner, passed.id, depth + 1)
+                if called is None:
+                    return [Unknown((passed.id,))]
+                defaults = [self.node_at(default, path, function.lineno)] if default is not None else []
+                return [*called, *defaults] or [Unknown((passed.id,))]
         if isinstance(passed, ast.Starred):
             return [Unknown((attr,))]
         return [self.node_at(passed, path, call.lineno)]
+
+    def _called(
+        self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None, name: str,
+        depth: int,
+    ) -> list[Value] | None:  # fmt: skip
+        """What the tree's calls of *function* pass for its parameter *name* (a call that passes nothing gives
+        none: the default is the caller's to add); None when no call of it is found (it may be handed on by
+        reference) or its name is too common to follow."""
+        key = (path, function.lineno, name)
+        if self._kept(self._callers, key):
+            found = self._callers[key]
+            return list(found) if found is not None else None
+        if key in self._busy:
+            return [self._cut_short(Unknown((name,), cycle=name))]
+        self._busy.add(key)
+        refused = self.code.refused
+        try:
+            found = self._calls_of(function, owner, name, depth)
+        finally:
+            self._busy.discard(key)
+        undecided = found is None or any(isinstance(v, Unknown) for v in found)
+        self._keep(self._callers, key, found, refused, undecided)
+        return list(found) if found is not None else None
+
+    def _calls_of(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None, name: str, depth: int
+    ) -> list[Value] | None:
+        sites = self._call_sites(function, owner)
+        if not sites:
+            return None
+        bound = owner is not None and not any(chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list)
+        found: list[Value] = []
+        for where, node in sites:
+            if node is None:
+                found.append(Unknown((name,)))  # the limit refused a file that may call it
+                continue
+            passed = _passed(node, function, name, bound)
+            if isinstance(passed, ast.expr):
+                found.extend(self._handed_on(where, node, passed, name, depth))
+            elif passed:
+                found.append(Unknown((name,)))
+        return found
+
+    def _call_sites(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None
+    ) -> list[tuple[str, ast.Call | None]] | None:
+        """The tree's calls of *function* by its name, (path, call); (path, None) for a file that may call it
+        but the limit refused to parse; None when its name is too common to follow."""
+        paths = self.code.naming(function.name)
+        if paths is None:
+            return None
+        pattern = re.compile(rb"\b" + re.escape(function.name.encode()) + rb"\s*\(")
+        found: list[tuple[str, ast.Call | None]] = []
+        for where in paths:
+            calls = self.code.calls(where, pattern)
+            if self.code.unread(where, pattern):
+                found.append((where, None))
+            found += [(where, node) for node in calls if chain_of(node.func)[-1:] == [function.name]]
+        return found
+
+    def _never_runs(self, path: str, call: ast.Call, depth: int) -> bool:
+        """Whether the run never makes *call*: a condition it is under is false for the run, or none of the calls
+        of its function runs (a few functions up; a call back into one adds no way in)."""
+        key = ("runs", path, call.lineno, call.col_offset)
+        if key in self._busy:
+            return True
+        self._busy.add(key)
+        try:
+            for text in self.code.guards(path, call.lineno):
+                value = self._guard(text, path, call.lineno)
+                if isinstance(value, Known) and not value.value:
+                    return True
+            function, owner = self.code.enclosing(path, call.lineno)
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= MAX_UP:
+                return False
+            sites = self._call_sites(function, owner)
+            if not sites or any(node is None for _, node in sites):
+                return False
+            return all(self._never_runs(where, node, depth + 1) for where, node in sites if node is not None)
+        finally:
+            self._busy.discard(key)
+
+    def _guard(self, text: str, path: str, line: int) -> Value:
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            return Unknown((text,))
+        return self.node_at(node, path, line)
+
+    def _parameter(
+        self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None, name: str,
+        depth: int,
+    ) -> Value:  # fmt: skip
+        """An optional parameter no fact names: its default, when no call of its function that the run may make
+        passes it (what a call passes is not weighed: only whether it passes it)."""
+        found = _default_of(function, name)
+        if found is None or found[0] is None or depth > MAX_DEPTH:
+            return Unknown((name,))
+        key = ("parameter", path, function.lineno, name)
+        if key in self._busy:
+            return self._cut_short(Unknown((name,), cycle=name))
+        self._busy.add(key)
+        try:
+            sites = self._call_sites(function, owner)
+            bound = owner is not None and not any(chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list)
+            unrun = 0
+            for where, node in sites or ():
+                if node is None:
+                    return Unknown((name,))  # a file that may call it was not read
+                if _passed(node, function, name, bound) is not None:
+                    if not self._never_runs(where, node, 0):
+                        return Unknown((name,))
+                    unrun += 1
+        finally:
+            self._busy.discard(key)
+        if not sites:
+            return Unknown((name,))  # no call of it found: it may be handed on by reference
+        default = self.node_at(found[0], path, function.lineno)
+        unrun_text = f" ({unrun} that pass it do not run)" if unrun else ""
+        why = f"{name} passed by no call the run makes{unrun_text}: its default, {path}:{function.lineno}"
+        return _why(default, (why,))
 
     def _subclass_call(self, path: str, call: ast.Call, cls: str) -> bool:
         """Whether *call* (``super().__init__(...)``, ``Base.__init__(self, ...)``) is in a subclass of *cls*."""
@@ -1756,7 +1926,7 @@ class Evaluator:
         if self._kept(self._calls, key):
             return self._calls[key]
         if key in self._busy:
-            return Unknown((f"{function.name}()",), cycle=function.name)
+            return self._cut_short(Unknown((f"{function.name}()",), cycle=function.name))
         if depth > MAX_DEPTH * 4:
             return Unknown((f"{function.name}()",))
         self._busy.add(key)
@@ -2121,17 +2291,20 @@ def _is_super(call: ast.Call) -> bool:
     )
 
 
-def _passed(call: ast.Call, init: ast.FunctionDef | None, name: str) -> ast.expr | bool | None:
-    """What a construction passes for parameter *name* of *init* (the class's ``__init__``): the argument (a
-    keyword, or the positional one at its place), a Starred ``*args``/``**kwargs`` through which it passes it,
-    None when it passes nothing for it, True when that cannot be told."""
+def _passed(
+    call: ast.Call, init: ast.FunctionDef | ast.AsyncFunctionDef | None, name: str, bound: bool = True
+) -> ast.expr | bool | None:
+    """What a construction passes for parameter *name* of *init* (the class's ``__init__``; any function, with
+    *bound* False for one called without ``self``): the argument (a keyword, or the positional one at its
+    place), a Starred ``*args``/``**kwargs`` through which it passes it, None when it passes nothing for it,
+    True when that cannot be told."""
     keyword = next((k for k in call.keywords if k.arg == name), None)
     if keyword is not None:
         return keyword.value
     mapping = next((k.value for k in call.keywords if k.arg is None), None)
     if init is None:
         return True if mapping is not None or call.args else None
-    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]  # without self
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1 if bound else 0 :]  # without self
     if name in positional:
         for index, argument in enumerate(call.args):
             if isinstance(argument, ast.Starred):
@@ -2146,6 +2319,64 @@ def _passed(call: ast.Call, init: ast.FunctionDef | None, name: str) -> ast.expr
         if init.args.kwarg is None:
             return None
     return ast.Starred(mapping, ast.Load()) if mapping is not None else None
+
+
+def _held(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, key: str) -> list[ast.expr] | None:
+    """The values local dict *name* of *function* may hold under *key*, when the function builds it as a literal
+    (``dict(k=v)``, ``{"k": v}``) and fills it only under literal keys (``name["k"] = v``, ``name.update(k=v)``,
+    ``name.setdefault("k", v)``); None when it is a parameter or built or filled any other way."""
+    if name in _parameters(function):
+        return None
+    values: list[ast.expr] = []
+    built = False
+    for node in ast.walk(function):
+        for target in _targets(node) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else []:
+            assert isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            mine = chain_of(target.value) == [name] if isinstance(target, ast.Subscript) else False
+            if isinstance(target, ast.Name) and target.id == name or mine and isinstance(node, ast.AugAssign):
+                entries = _literal_entries(node.value) if not isinstance(node, ast.AugAssign) else None
+                if entries is None:
+                    return None
+                values += [value for k, value in entries if k == key]
+                built = True
+            elif mine:
+                assert isinstance(target, ast.Subscript)
+                if not (isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)):
+                    return None
+                values += [node.value] if target.slice.value == key and node.value is not None else []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and chain_of(node.func.value) == [name]:
+            method = node.func.attr
+            if method == "update" and not node.args and all(k.arg is not None for k in node.keywords):
+                values += [k.value for k in node.keywords if k.arg == key]
+            elif method == "setdefault" and len(node.args) == 2 and isinstance(node.args[0], ast.Constant):
+                values += [node.args[1]] if node.args[0].value == key else []
+            elif method not in ("get", "pop", "items", "keys", "values", "copy"):
+                return None
+    return values if built else None
+
+
+def _literal_entries(node: ast.expr | None) -> list[tuple[str, ast.expr]] | None:
+    """The (key, value) entries of ``dict(k=v, ...)`` or ``{"k": v, ...}``; None for any other expression."""
+    if isinstance(node, ast.Call) and chain_of(node.func) == ["dict"] and not node.args:
+        if any(k.arg is None for k in node.keywords):
+            return None
+        return [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    if isinstance(node, ast.Dict):
+        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
+        if any(k is None for k in keys):
+            return None
+        return [(str(k), value) for k, value in zip(keys, node.values, strict=True)]
+    return None
+
+
+def _kept_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether *name* is a named parameter of *function* that the function never assigns again."""
+    if _default_of(function, name) is None:
+        return False
+    return not any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(function)
+    )
 
 
 def _union(node: ast.expr) -> list[str]:
@@ -2336,6 +2567,22 @@ def _and(left: Value, right: Value) -> Value:
 
 def _why(value: Value, why: tuple[str, ...]) -> Value:
     return Known(value.value, tuple(dict.fromkeys((*why, *value.why)))) if isinstance(value, Known) else value
+
+
+def _agreed(values: Sequence[Value]) -> Known:
+    """The value several writes agree on, with the reasons of them all: the facts that decided them first (an
+    environment default, a server argument), then the places (``path:line``)."""
+    first = values[0]
+    assert isinstance(first, Known)
+    why = list(dict.fromkeys(w for v in values if isinstance(v, Known) for w in v.why))
+    facts = [w for w in why if not _PLACE.search(w)]
+    return Known(first.value, tuple([*facts, *(w for w in why if w not in facts)][:MAX_WHY]))
+
+
+#: A reason that is a place of the code (``path:line``, ``f() at path:line``), not a fact.
+_PLACE = re.compile(r":\d+\Z")
+#: Reasons kept for a value several writes agree on.
+MAX_WHY = 16
 
 
 def _same(one: Value, other: Value) -> bool:

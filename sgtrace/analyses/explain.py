@@ -226,6 +226,7 @@ def explain(
     paths: Paths | None = None,
     resolve: Resolve | None = None,
     guards: Callable[[str, int], list[str]] | None = None,
+    unreached: Callable[[str, int], str] | None = None,
 ) -> Explanation:
     """Evaluate *sites* (in order) with *facts* (log quantities, server args, --set values).
 
@@ -235,7 +236,8 @@ def explain(
     status is its own guard and the calls that reach its function (*paths*, from the graph) evaluated
     with *facts*. An input neither an earlier statement nor *facts* give is worked out by *resolve* (the
     release's code evaluated for the run) where it can be. A statement under an ``if`` (*guards*: the
-    conditions of a statement, by its place) applies only where its conditions are true or undecided.
+    conditions of a statement, by its place) applies only where its conditions are true or undecided, and
+    only in a function the run may reach (*unreached*: why the run does not reach a place, "" if it may).
     """
     env: dict[str, Any] = {}
     worked: dict[str, str] = {}
@@ -257,6 +259,7 @@ def explain(
             chains.append([])
         index = joined[0] if joined else len(chains) - 1
         skipped, when = _conditions(site, guards, facts, resolve)
+        skipped = skipped or (unreached(site.path, site.line) if unreached is not None else "")
         if skipped:
             steps.append(Step(site.path, site.line, site.code, target, None, skipped=skipped))
             continue  # the statement does not run: what it would bind keeps its value
@@ -516,6 +519,33 @@ def statuses(
     """Each cap with its status for this run (see :func:`_status`); a condition the facts do not decide is
     evaluated by *resolve* (the release's code, for the run) where it is. *through* are functions the run is
     known to have gone through (those that hold the statements of the formula that predicted its pool)."""
+    holds = _holds(facts, paths, resolve)
+    # the log shows the pool got its value where the base write is, when one function holds it
+    bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
+    base: frozenset[Key] = frozenset(bases if len(bases) == 1 else ()) | frozenset(through)
+    reach = Reach(paths, holds, base) if paths is not None else None
+    return tuple((cap, *_status(cap, facts, holds, _way(cap, reach, base))) for cap in caps)
+
+
+def unreached(
+    facts: Mapping[str, Any], paths: Paths, resolve: Resolve | None, function_of: Callable[[str, int], Key | None]
+) -> Callable[[str, int], str]:
+    """Why the run does not reach a place ("" when it may): the calls into its function (*function_of*: the
+    function holding a place) are all decided false with *facts*, or *resolve* where those do not decide."""
+    reach = Reach(paths, _holds(facts, paths, resolve), frozenset())
+
+    def why(path: str, line: int) -> str:
+        key = function_of(path, line)
+        if key is None:
+            return ""
+        verdict = reach.function(key)
+        return f"not reached: {_false(verdict)}" if verdict.value is False else ""
+
+    return why
+
+
+def _holds(facts: Mapping[str, Any], paths: Paths | None, resolve: Resolve | None) -> Holds:
+    """Whether a condition holds for the run: by *facts*, else by *resolve* (the release's code, for the run)."""
     constants = paths.constants if paths is not None else {}
 
     def holds(text: str, path: str = "", line: int = 0) -> tuple[bool | None, str]:
@@ -528,11 +558,7 @@ def statuses(
         # what the operator can give: the model's config when it decides it, else the name the condition reads
         return None, next((n for n in getattr(found, "needs", ()) if n.startswith(CONFIG_KEY)), needed)
 
-    # the log shows the pool got its value where the base write is, when one function holds it
-    bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
-    base: frozenset[Key] = frozenset(bases if len(bases) == 1 else ()) | frozenset(through)
-    reach = Reach(paths, holds, base) if paths is not None else None
-    return tuple((cap, *_status(cap, facts, holds, _way(cap, reach, base))) for cap in caps)
+    return holds
 
 
 def _way(cap: Cap, reach: Reach | None, base: frozenset[Key]) -> Verdict:

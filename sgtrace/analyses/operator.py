@@ -38,6 +38,7 @@ from sgtrace.analyses.explain import (
     quantity_of,
     solve,
     statuses,
+    unreached,
     value_of,
 )
 from sgtrace.analyses.figures import card_only
@@ -176,13 +177,14 @@ def build(
     shown = {name: value for name, value in _shown(known, chosen).items() if name not in known}
     resolve = resolver(code, sites, {**known, **shown}, {**{n: _SHOWN for n in shown}, **origins}, args, chosen, given)
     reading = Reading(resolve, code.guards)
-    result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
+    way = unreached(known, paths, resolve, functools.partial(_function_at, code)) if paths is not None else None
+    result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards, unreached=way)
     # what the log's pool implies, the log's run sized it: in its own order (its draft after its pools or not)
     as_run = known if chosen is None or chosen.draft_first else {k: v for k, v in known.items() if k != AT_SIZING}
     implied = imply(sites, budget, as_run, result, reading)
     if implied:
         known = {**known, **implied}
-        result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards)
+        result = explain(sites, [], budget, known, resolve=resolve, guards=code.guards, unreached=way)
         origins.update({name: "implied by the log's pool (no cap bound it)" for name in implied})
     status_facts = {**{k: v for k, v in args.defaults.items() if k not in known}, **known, **_shown(known, chosen)}
     # the formula with what the run shows; the caps' statuses also with the release's defaults
@@ -264,6 +266,11 @@ def _sized_in(code: Code, result: Explanation) -> list[tuple[str, str]]:
 def _functions(code: Code, sites: Sequence[BudgetSite]) -> list[tuple[str, str]]:
     """(path, qualname) of the functions of the formula's statements, in their order."""
     return _enclosing(code, sorted((s.path, s.line) for s in sites))
+
+
+def _function_at(code: Code, path: str, line: int) -> tuple[str, str] | None:
+    """(path, qualname) of the function that holds *path*:*line*, None outside any."""
+    return next(iter(_enclosing(code, [(path, line)])), None)
 
 
 def _enclosing(code: Code, places: Iterable[tuple[str, int]]) -> list[tuple[str, str]]:
@@ -349,10 +356,20 @@ def resolver(
     def resolve(name: str, path: str, line: int) -> Value:
         key = (name, path, line)
         if key not in memo:
-            memo[key] = evaluator.at(name, path, line)
+            # a question the parse allowance cut short is asked again (with an allowance of its own, and the
+            # files the first asking parsed), a few times at most
+            for _ in range(ASKED):
+                refused = code.refused
+                memo[key] = evaluator.at(name, path, line)
+                if isinstance(memo[key], Known) or code.refused == refused:
+                    break
         return memo[key]
 
     return resolve
+
+
+#: Times one question is asked while the parse allowance cuts it short.
+ASKED = 3
 
 
 def evaluator_profile(
