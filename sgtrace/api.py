@@ -552,7 +552,7 @@ class _Server:
         model = self.model or ModelFacts()
         return Given(
             settings, self.command or "", self.server_info or b"", version, model.config, model.origin, model.env,
-            strict_env,
+            strict_env, model.weights,
         )  # fmt: skip
 
 

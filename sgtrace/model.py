@@ -296,3 +296,5 @@ class ModelFacts:
     origin: str = ""
     #: ``--env NAME=VALUE``: environment variables the release reads.
     env: Mapping[str, str] = field(default_factory=dict)
+    #: The bytes of the model's weight files beside its config.json, and what gave them (None: not known).
+    weights: tuple[int, str] | None = None

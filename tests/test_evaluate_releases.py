@@ -270,6 +270,35 @@ def test_before_launch_the_config_and_the_figures_predict_the_pool() -> None:
     assert code == 0 and 0.88 < data["what_if"]["mem_fraction_static"] < 0.92
 
 
+def test_before_launch_the_weights_are_estimated_from_the_models_weight_files(tmp_path: Path) -> None:
+    """A model folder whose index gives its weight files' total size, and no figure for the weights: one GPU's
+    are that size over tp_size x pp_size, said as an estimate; a figure the operator gives wins; without an
+    index, the weight files' own sizes."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(DEEPSEEK_V3.read_bytes())
+    total = round(72.33 * 8 * (1 << 30))
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}}))
+    figures = ["--model-config", str(folder), "--set", "mem_fraction_static=0.88", "--set",
+               "avail_before_weights_gb=94.04", "--set", "tp_size=8"]  # fmt: skip
+    code, data, _ = _explain(releases.MIDDLE, *figures)
+    assert code == 0 and data["inputs"]["weights_gb"] == 72.33 and round(data["kv_budget_gb"], 2) == 10.43
+    assert data["origins"]["weights_gb"].startswith(
+        "estimated: 578.64 GB of weight files (model.safetensors.index.json's total_size) over 8 ranks"
+    )
+    assert "72.33 GB of weights (estimated from the model's weight files)" in " ".join(data["answer"].split())
+    code, data, _ = _explain(releases.MIDDLE, *figures, "--set", "weights_gb=70")
+    assert code == 0 and data["inputs"]["weights_gb"] == 70 and data["origins"]["weights_gb"] == "--set"
+    (folder / "model.safetensors.index.json").unlink()
+    for part in (1, 2):  # sparse files: their sizes without the disk
+        with open(folder / f"model-0000{part}-of-00002.safetensors", "wb") as handle:
+            handle.truncate(total // 2)
+    code, data, _ = _explain(releases.MIDDLE, *figures, "--set", "pp_size=2")
+    assert code == 0 and data["inputs"]["weights_gb"] == round(72.33 / 2, 2)
+    assert data["origins"]["weights_gb"].startswith("estimated: 578.64 GB of weight files (2 weight files in ")
+    assert "over 16 ranks" in data["origins"]["weights_gb"]
+
+
 def test_the_what_if_before_launch_with_the_defaults_the_run_does_not_give() -> None:
     """No log and no config: the release's default reserve reads server arguments the run did not give (its
     heuristic compares one that is None until the server sets it): undecided and said, not a crash."""

@@ -95,6 +95,23 @@ def test_0_5_9_to_newest_reports_the_budget_formula_as_chains(cache: Path) -> No
     assert "pre_model_load_memory" in new[0].code and "mm_reservation_gb" in new[1].code
 
 
+def test_the_newest_chain_marks_the_resize_after_capture_not_applied_for_the_start_up(cache: Path) -> None:
+    """0.5.23's chain lists the post-capture resize's statements; for a start-up (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING
+    unset) they are not applied, in text, Markdown and JSON, and ask for no input."""
+    old, new = releases.release(releases.MIDDLE), releases.release(releases.NEWEST)
+    base = ["diff", str(old), str(new), "--log", str(JOURNAL), "--cache-dir", str(cache)]
+    text = CliRunner().invoke(cli, base).stdout
+    resize = [line for line in text.splitlines() if "kv_pool_runtime.py:75" in line]
+    assert resize and resize[0].endswith("(not applied: not reached: model_runner.token_to_kv_pool.post_capture_active"
+                                         " is false)"), resize  # fmt: skip
+    assert "post_capture_backed_bytes" not in text.split("budget formula changed")[0]
+    markdown = CliRunner().invoke(cli, [*base, "--format", "markdown"]).stdout
+    assert "(not applied: not reached: model_runner.token_to_kv_pool.post_capture_active is false)" in markdown
+    data = json.loads(CliRunner().invoke(cli, [*base, "--format", "json"]).stdout)
+    steps = json.dumps(data)
+    assert '"skipped": "not reached: model_runner.token_to_kv_pool.post_capture_active is false' in steps
+
+
 @pytest.mark.parametrize("upgrade", UPGRADES, ids=[f"{a}-{b}" for a, b in UPGRADES])
 def test_the_start_up_under_both_releases_is_what_explain_says_of_each(upgrade: tuple[str, str], cache: Path) -> None:
     settings = {name: value for version in upgrade for name, value in SETTINGS.get(version, {}).items()}

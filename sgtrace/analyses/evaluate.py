@@ -1356,7 +1356,7 @@ class Evaluator:
         sites = self._call_sites(function, owner)
         if not sites:
             return None
-        bound = owner is not None and not any(chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list)
+        bound = owner is not None and _kind(function) != "static"
         found: list[Value] = []
         for where, node in sites:
             if node is None:
@@ -1430,7 +1430,7 @@ class Evaluator:
         self._busy.add(key)
         try:
             sites = self._call_sites(function, owner)
-            bound = owner is not None and not any(chain_of(d)[-1:] == ["staticmethod"] for d in function.decorator_list)
+            bound = owner is not None and _kind(function) != "static"
             unrun = 0
             for where, node in sites or ():
                 if node is None:

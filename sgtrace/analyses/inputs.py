@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
@@ -50,6 +51,8 @@ class Given:
     #: Whether an ``--env`` name this release does not declare is refused (else left out, and said in the
     #: context: a comparison of releases refuses it when neither does).
     strict_env: bool = True
+    #: The bytes of the model's weight files beside its config.json, and what gave them (None: not known).
+    model_weights: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,33 @@ class Inputs:
     notes: tuple[str, ...]
 
 
-def read_model_config(path: str) -> tuple[dict[str, Any], str]:
+def weight_files(folder: Path) -> tuple[int, str] | None:
+    """The bytes of a model's weights in *folder* (its config.json's): the index's ``metadata.total_size``
+    (``model.safetensors.index.json``, ``pytorch_model.bin.index.json``), else the sizes of its weight files
+    (``*.safetensors``, ``pytorch_model*.bin``); None when it holds none."""
+    for name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        index = folder / name
+        try:
+            data = json.loads(index.read_bytes()[: 64 << 20])
+        except (OSError, ValueError):
+            continue
+        total = data.get("metadata", {}).get("total_size") if isinstance(data, dict) else None
+        if isinstance(data.get("metadata"), dict) and isinstance(total, int) and total > 0:
+            return total, f"{name}'s total_size"
+    files = [*folder.glob("*.safetensors"), *folder.glob("pytorch_model*.bin")]
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:
+            continue
+    return (total, f"{len(files)} weight files in {folder}") if total > 0 else None
+
+
+def read_model_config(path: str) -> tuple[dict[str, Any], str, tuple[int, str] | None]:
     """A model's ``config.json``: the file, or a model folder holding it (a download, or Hugging Face's cache:
-    ``models--org--name`` with its newest snapshot). BadInput if there is none or it is no JSON object."""
-    from pathlib import Path
+    ``models--org--name`` with its newest snapshot), with the bytes of the weight files beside it (see
+    :func:`weight_files`). BadInput if there is none or it is no JSON object."""
 
     given = Path(path).expanduser()
     found = given
@@ -84,7 +110,7 @@ def read_model_config(path: str) -> tuple[dict[str, Any], str]:
         raise BadInput(f"--model-config {path}: not a readable JSON file ({exc})") from exc
     if not isinstance(data, dict):
         raise BadInput(f"--model-config {path}: a config.json holds a JSON object")
-    return data, f"config.json, {found}"
+    return data, f"config.json, {found}", weight_files(found.parent)
 
 
 def read_env(pairs: Sequence[str]) -> dict[str, str]:
@@ -168,6 +194,9 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
             _version(version, f"the log names (line {line})", given.release_version, notes)
     layers["--set"] = given.settings
     merged, origins = layered(layers)
+    estimate = _estimated_weights(given, merged)
+    if estimate is not None:
+        merged["weights_gb"], origins["weights_gb"] = estimate
     known, derived = complete(merged)
     try:
         contradictions(known, set(given.settings))
@@ -179,6 +208,26 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
     if chosen_fraction is not None and "mem_fraction_static" not in given.settings and chosen and not chosen.death:
         origins["mem_fraction_static"] = f"SGLang's own choice (line {chosen_fraction.line}), not the one asked for"
     return Inputs(known, origins, tuple(notes))
+
+
+def _estimated_weights(given: Given, merged: Mapping[str, Any]) -> tuple[float, str] | None:
+    """The weights one GPU holds, estimated from the size of the model's weight files over its tensor- and
+    pipeline-parallel ranks, when no figure gives them (before launch); None when a figure does, or the files
+    are not known."""
+    if given.model_weights is None or any(n in merged for n in ("weights_gb", "avail_after_weights_gb")):
+        return None
+    total, where = given.model_weights
+    ranks = 1
+    for name in ("tp_size", "pp_size"):
+        value = merged.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1 and value == int(value):
+            ranks *= int(value)
+    gb = round(total / (1 << 30) / ranks, 2)
+    over = f" over {ranks} ranks (tp_size x pp_size)" if ranks > 1 else ""
+    return gb, (
+        f"estimated: {total / (1 << 30):.2f} GB of weight files ({where}){over}; an estimate: the parts every rank"
+        " holds whole, a quantization made at load and a draft's weights are not counted (--set weights_gb)"
+    )
 
 
 def _configured(found: Any, whose: str, notes: list[str]) -> dict[str, Any]:

@@ -336,8 +336,8 @@ def _model_facts(config: str | None, env_pairs: Sequence[str]) -> Any:
     if config is None and not env_pairs:
         return None
     try:
-        values, origin = read_model_config(config) if config is not None else (None, "")
-        return ModelFacts(values, origin, read_env(env_pairs))
+        values, origin, weights = read_model_config(config) if config is not None else (None, "", None)
+        return ModelFacts(values, origin, read_env(env_pairs), weights)
     except BadInput as exc:
         _warn(f"error: {exc}")
         sys.exit(ExitCode.ERROR)

@@ -16,6 +16,7 @@ from sgtrace.report.diff_parts import (
     gb,
     pool_sentence,
     statuses,
+    step_value,
     value,
     where,
     why_not,
@@ -133,7 +134,7 @@ def _steps(name: str, steps: tuple[Step, ...], evaluated: tuple[Step, ...]) -> l
         done = values.get((step.path, step.line))
         value = ""
         if done is not None:
-            value = f" = {done.value:.4g}" if done.value is not None else f" (needs {', '.join(done.missing)})"
+            value = f" {step_value(done)}"
         lines.append(f"{index}. `{step.path}:{step.line}` {_cell(flat(step.code))}{value}")
     return [*lines, ""]
 

@@ -6,12 +6,21 @@ import difflib
 import textwrap
 
 from sgtrace.analyses.diff import CapDiff, CapPair
+from sgtrace.analyses.explain import Step
 from sgtrace.analyses.upgrade import PoolChange
 from sgtrace.analyses.verdict import Verdict
 from sgtrace.model import Cap
 
 #: A cap's status for the start-up, by cap, under one release.
 Statuses = dict[Cap, tuple[str, str]]
+
+
+def step_value(done: Step) -> str:
+    """What a formula statement evaluated to for the start-up: ``= 10.43``, ``(needs x)``, or why it is not
+    applied (its first clause: ``(not applied: not reached: ... is false)``)."""
+    if done.skipped:
+        return f"(not applied: {done.skipped.split(': decided by')[0]})"
+    return f"= {done.value:.4g}" if done.value is not None else f"(needs {', '.join(done.missing)})"
 
 
 def verdict_line(old: str, new: str, verdict: Verdict, result: CapDiff) -> str:

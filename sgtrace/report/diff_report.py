@@ -129,7 +129,7 @@ def _step(step: Step) -> dict[str, Any]:
 
 
 def _evaluated(step: Step) -> dict[str, Any]:
-    return {**_step(step), "value": step.value, "missing": list(step.missing)}
+    return {**_step(step), "value": step.value, "missing": list(step.missing), "skipped": step.skipped}
 
 
 def _error(error: FileError) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from sgtrace.report.diff_parts import (
     place,
     pool_sentence,
     statuses,
+    step_value,
     value,
     where,
 )
@@ -76,7 +77,7 @@ def _formula(old: str, new: str, result: CapDiff) -> list[str]:
 def _value(step: Step, evaluated: tuple[Step, ...]) -> str:
     for done in evaluated:
         if (done.path, done.line) == (step.path, step.line):
-            return f"  = {done.value:.4g}" if done.value is not None else f"  (needs {', '.join(done.missing)})"
+            return f"  {step_value(done)}"
     return ""
 
 

@@ -200,16 +200,21 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
         return ""
     weights = result.inputs.get("weights_gb")
     draft = context.draft_before[0] if context.draft_before is not None else None
+    of = " (estimated from the model's weight files)" if context.origins.get("weights_gb", "").startswith(
+        "estimated"
+    ) else ""  # fmt: skip
     if isinstance(weights, (int, float)) and draft is not None and abs(used - weights - draft) <= 0.05:
         where = f" ({context.order.before[-1].where})" if context.order is not None else ""
         taken = (
-            f"{weights:.2f} GB of weights and the draft's {draft:.2f} GB, which this release loads before it"
+            f"{weights:.2f} GB of weights{of} and the draft's {draft:.2f} GB, which this release loads before it"
             f" sizes the pool{where}"
         )
     elif isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
-        taken = f"{used:.2f} GB of weights"
+        taken = f"{used:.2f} GB of weights{of}"
     elif isinstance(weights, (int, float)):
-        taken = f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights and {used - weights:.2f} GB more)"
+        taken = (
+            f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights{of} and {used - weights:.2f} GB more)"
+        )
     else:
         taken = f"{used:.2f} GB in use before the pool"
     text = (
