@@ -244,3 +244,19 @@ def test_contradictions_are_only_checked_where_the_operator_gave_a_figure() -> N
     contradictions({"avail_after_weights_gb": 95, "avail_before_weights_gb": 94}, set())  # the log's own business
     with pytest.raises(BadFigure):
         contradictions({"avail_after_weights_gb": 95, "avail_before_weights_gb": 94}, {"avail_after_weights_gb"})
+
+
+@pytest.mark.parametrize(
+    "index",
+    ["[1, 2]", '{"metadata": "x"}', '{"metadata": {"total_size": "9"}}', '{"metadata": {"total_size": true}}', "{"],
+)
+def test_a_malformed_weights_index_is_passed_over_for_the_weight_files(tmp_path: Path, index: str) -> None:
+    """An index that is not ``{"metadata": {"total_size": <bytes>}}`` gives no size (never a crash): the weight
+    files' own sizes are taken instead, and with none there is no estimate."""
+    from sgtrace.analyses.inputs import weight_files
+
+    (tmp_path / "model.safetensors.index.json").write_text(index)
+    assert weight_files(tmp_path) is None
+    with open(tmp_path / "model-00001-of-00001.safetensors", "wb") as handle:
+        handle.truncate(1 << 30)
+    assert weight_files(tmp_path) == (1 << 30, f"1 weight files in {tmp_path}")

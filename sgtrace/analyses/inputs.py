@@ -77,8 +77,9 @@ def weight_files(folder: Path) -> tuple[int, str] | None:
             data = json.loads(index.read_bytes()[: 64 << 20])
         except (OSError, ValueError):
             continue
-        total = data.get("metadata", {}).get("total_size") if isinstance(data, dict) else None
-        if isinstance(data.get("metadata"), dict) and isinstance(total, int) and total > 0:
+        metadata = data.get("metadata") if isinstance(data, dict) else None
+        total = metadata.get("total_size") if isinstance(metadata, dict) else None
+        if isinstance(total, int) and not isinstance(total, bool) and total > 0:
             return total, f"{name}'s total_size"
     files = [*folder.glob("*.safetensors"), *folder.glob("pytorch_model*.bin")]
     total = 0
