@@ -733,10 +733,9 @@ class Evaluator:
     # -- the questions -------------------------------------------------------------------------------
     def at(self, source: str, path: str, line: int) -> Value:
         """*source* (an expression) evaluated as it reads at *path*:*line*."""
-        try:
-            node = ast.parse(source.strip(), mode="eval").body
-        except SyntaxError:
-            return Unknown((source.strip(),))
+        node = _expression(source)
+        if isinstance(node, Unknown):
+            return node
         before = self.code.limit
         self.code.limit = min(before, len(self.code._trees) + MAX_NEW_PARSED)
         self.code.questions += 1
@@ -1356,13 +1355,12 @@ class Evaluator:
         sites = self._call_sites(function, owner)
         if not sites:
             return None
-        bound = owner is not None and _kind(function) != "static"
         found: list[Value] = []
         for where, node in sites:
             if node is None:
                 found.append(Unknown((name,)))  # the limit refused a file that may call it
                 continue
-            passed = _passed(node, function, name, bound)
+            passed = _passed(node, function, name, _takes_self(function, owner))
             if isinstance(passed, ast.expr):
                 found.extend(self._handed_on(where, node, passed, name, depth))
             elif passed:
@@ -1395,7 +1393,8 @@ class Evaluator:
         self._busy.add(key)
         try:
             for text in self.code.guards(path, call.lineno):
-                value = self._guard(text, path, call.lineno)
+                node = _expression(text)
+                value = node if isinstance(node, Unknown) else self.node_at(node, path, call.lineno)
                 if isinstance(value, Known) and not value.value:
                     return True
             function, owner = self.code.enclosing(path, call.lineno)
@@ -1407,13 +1406,6 @@ class Evaluator:
             return all(self._never_runs(where, node, depth + 1) for where, node in sites if node is not None)
         finally:
             self._busy.discard(key)
-
-    def _guard(self, text: str, path: str, line: int) -> Value:
-        try:
-            node = ast.parse(text.strip(), mode="eval").body
-        except SyntaxError:
-            return Unknown((text,))
-        return self.node_at(node, path, line)
 
     def _parameter(
         self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None, name: str,
@@ -1430,12 +1422,11 @@ class Evaluator:
         self._busy.add(key)
         try:
             sites = self._call_sites(function, owner)
-            bound = owner is not None and _kind(function) != "static"
             unrun = 0
             for where, node in sites or ():
                 if node is None:
                     return Unknown((name,))  # a file that may call it was not read
-                if _passed(node, function, name, bound) is not None:
+                if _passed(node, function, name, _takes_self(function, owner)) is not None:
                     if not self._never_runs(where, node, 0):
                         return Unknown((name,))
                     unrun += 1
@@ -1503,7 +1494,7 @@ class Evaluator:
         path, function, cls = target
         if scope.depth >= MAX_DEPTH * 4:
             return Unknown((_text(node),))
-        bound = self._bind(function, node, scope, method=cls is not None and _kind(function) != "static")
+        bound = self._bind(function, node, scope, method=_takes_self(function, cls))
         if isinstance(bound, Unknown):
             return bound
         return self._body(function, path, cls, bound, scope.depth + 1)
@@ -2509,6 +2500,19 @@ def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
     attributes are its own, not the tree's writes of them."""
     value = env.get(name) if env is not None and name in _SELF else None
     return isinstance(value, Known) and isinstance(value.value, (ClassRef, Member, Instance))
+
+
+def _expression(source: str) -> ast.expr | Unknown:
+    """*source* parsed as an expression; an Unknown naming it when it is none."""
+    try:
+        return ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return Unknown((source.strip(),))
+
+
+def _takes_self(function: ast.AST, owner: ast.ClassDef | None) -> bool:
+    """Whether a call of *function* passes its first parameter itself (a method of *owner* not static)."""
+    return owner is not None and _kind(function) != "static"
 
 
 def _kind(function: ast.AST) -> str:
