@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+import sgtrace.cache
 import sgtrace.index.chunks
 import sgtrace.index.project
 from sgtrace.api import RunOptions, TraceQuery, caps, find
+from sgtrace.cache import folder_digest
 from sgtrace.cachedir import prune, tidy
 from sgtrace.discover import discover
 from sgtrace.index.body import read_body
@@ -127,6 +129,33 @@ def test_a_second_tree_with_the_same_bytes_parses_nothing(tmp_path: Path, monkey
         RunOptions(jobs=1, cache_dir=cache),
     )
     assert found.stats["parsed"] == 0 and found.writes
+
+
+def test_an_answer_cached_by_other_code_of_sgtrace_is_not_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout or an editable install keeps its version across changes: the key holds the code's digest too."""
+    options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
+    target = Target(str(_copy(tmp_path, "one")), "t")
+    first = caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    parsed = _count_parses(monkeypatch)
+    caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    assert parsed == []  # the same code: served from the cache
+    monkeypatch.setattr(sgtrace.cache, "code_digest", lambda: "0" * 32)
+    again = caps(TraceQuery("max_total_num_tokens"), "mem_fraction_static", target, options)
+    assert parsed and again.caps == first.caps
+
+
+def test_the_code_digest_follows_the_files_and_not_their_bytecode(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    first = folder_digest(tmp_path / "pkg")
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-312.pyc").write_bytes(b"\0")
+    assert folder_digest(tmp_path / "pkg") == first
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    changed = folder_digest(tmp_path / "pkg")
+    (tmp_path / "pkg" / "a.py").rename(tmp_path / "pkg" / "b.py")
+    assert len({first, changed, folder_digest(tmp_path / "pkg")}) == 3
 
 
 def test_another_attribute_reuses_the_modules_and_the_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,8 +14,8 @@ ignored with a warning and rebuilt):
   by the names and contents of all its files (another attribute asked about the same tree asks many again).
 
 The digest of a file's content is :func:`content_digest` (what the tree digest is made of, so a run
-that read the tree has it for every file). Entries are keyed with sgtrace's version and the cache
-schema too (:func:`sgtrace.cache.key`).
+that read the tree has it for every file). Entries are keyed with sgtrace's version, its code's digest
+and the cache schema too (:func:`sgtrace.cache.key`).
 """
 
 from __future__ import annotations
