@@ -236,6 +236,20 @@ def test_a_retraction_after_ready_is_no_death() -> None:
     assert [r.ended for r in died] == ["ready, then died (line 8)"]
 
 
+def test_a_process_that_exits_before_the_server_is_up_is_a_death_and_after_it_a_stop() -> None:
+    """SGLang's 'Child process unexpectedly failed with an exit code 9' (a SIGKILL, often the OOM killer's) before
+    the server is up: the start-up died there, not 'unfinished'. After it is up (a notebook killing its server):
+    it got ready; a crash then prints a traceback of its own."""
+    killed = "Child process unexpectedly failed with an exit code 9. pid=1723640"
+    lines = _started().splitlines()
+    (early,) = split("\n".join([*lines[:4], "[2025-05-30 16:00:04] " + killed]))
+    assert early.ended == "died (line 5)" and early.death == (5, killed)
+    crashed = "Subprocess scheduler_0 (pid=4242) crashed with exit code -9. Triggering SIGQUIT for cleanup..."
+    (watched,) = split("\n".join([*lines[:4], "[2025-05-30 16:00:04] " + crashed]))
+    assert watched.ended == "died (line 5)"
+    assert [r.ended for r in split(_started(killed))] == ["ready"]
+
+
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
     """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
     runs = split(_started("Update weights begin. avail mem=4.97 GB"))

@@ -233,6 +233,8 @@ class Building:
             self.ready = True
             self.ended = Ended.READY
         elif event.kind is Kind.DEATH and not self.ended.died:
+            if self.ready and event.message == "child_exit":
+                return  # the server, up, was stopped (a notebook kills it); a crash prints a traceback
             self.ended = Ended.READY_THEN_DIED if self.ready else Ended.DIED
             self.death = line.number
             self.death_text = line.text[:300]

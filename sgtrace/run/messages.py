@@ -583,6 +583,23 @@ MESSAGES: tuple[Message, ...] = (
         forms=("The server is fired up and ready to roll!",),
     ),
     Message(
+        "child_exit",
+        Kind.DEATH,
+        "exit code",
+        re.compile(
+            r"Child process unexpectedly failed with an exit code -?\d+"
+            r"|Subprocess \S+ \(pid=\d+\) crashed with exit code -?\d+"
+        ),
+        description=(
+            "a process of the server exited: before the server is up, the start-up died (exit code 9 is a kill, often"
+            " the OS's out-of-memory killer's); once it is up, the server was stopped (a notebook's or a script's kill)"
+        ),
+        forms=(
+            "Child process unexpectedly failed with an exit code {}. pid={}",
+            "Subprocess {} (pid={}) crashed with exit code {}. Triggering SIGQUIT for cleanup...",
+        ),
+    ),
+    Message(
         "death",
         Kind.DEATH,
         "",
