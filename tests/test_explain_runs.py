@@ -250,6 +250,20 @@ def test_a_process_that_exits_before_the_server_is_up_is_a_death_and_after_it_a_
     assert [r.ended for r in split(_started(killed))] == ["ready"]
 
 
+def test_a_server_args_line_cut_short_gives_the_fields_it_holds_whole_and_says_so() -> None:
+    """A paste's limit or a terminal's wrap cuts the line: its last field may be cut too (0.88 cut to 0.8), so it
+    is left out, and the run says the fields after it are the release's defaults, not the log's."""
+    whole = "server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, tp_size=2, random_seed=1)"
+    (run,) = split(whole)
+    assert run.server_args == {"model_path": "m", "mem_fraction_static": 0.88, "tp_size": 2, "random_seed": 1}
+    assert run.cautions == ()
+    (cut,) = split(whole[: whole.index("random_seed") + len("random_seed=")] + "\nLoad weight begin. avail mem=78.5 GB")
+    assert cut.server_args == {"model_path": "m", "mem_fraction_static": 0.88, "tp_size": 2}
+    assert cut.cautions and "cut short after tp_size" in cut.cautions[0]
+    (early,) = split("[2025-11-01 16:50:30] server_args=ServerArgs(model_path='/m', mem_fraction_static=0.7")
+    assert early.server_args == {"model_path": "/m"} and "after model_path" in early.cautions[0]
+
+
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
     """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
     runs = split(_started("Update weights begin. avail mem=4.97 GB"))

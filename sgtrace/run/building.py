@@ -69,6 +69,8 @@ class Building:
     first: LogLine
     begun_by: str
     args: dict[str, float | str | bool | None] = field(default_factory=dict)
+    #: (line, the last field it holds whole) when the ``server_args=`` line is cut short.
+    args_cut: tuple[int, str] | None = None
     ranks: dict[str, Rank] = field(default_factory=dict)
     ended: Ended = Ended.UNFINISHED
     #: The line of its death, if it died.
@@ -122,6 +124,7 @@ class Building:
             self._step(event, slot)
         elif kind is Kind.SERVER_ARGS:
             self.args = event.arguments
+            self.args_cut = (line.number, event.detail) if event.detail else None
         elif kind is Kind.COMMAND:
             self.command = self.command or event.detail
         elif kind is Kind.VERSION:

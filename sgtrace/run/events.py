@@ -58,7 +58,8 @@ class Event:
     split_kv: bool = False
     #: The server arguments of a ``server_args=`` line.
     arguments: dict[str, float | str | bool | None] = field(default_factory=dict)
-    #: The version a line names, or the launch command's arguments.
+    #: The version a line names, or the launch command's arguments; for a ``server_args=`` line cut short, the
+    #: last field it holds whole ("-" for none).
     detail: str = ""
 
     @property
@@ -94,7 +95,9 @@ def _event(message: Message, match: re.Match[str], line: LogLine) -> Event | Non
     if message.kind is Kind.OTHER:
         return None
     if message.kind is Kind.SERVER_ARGS:
-        return Event(message.kind, line, message.name, arguments=server_args(line.text) or {})
+        arguments = server_args(line.text) or {}
+        cut = "" if match.group("closed") is not None else next(iter(arguments), "-")  # its fields, last first
+        return Event(message.kind, line, message.name, arguments=arguments, detail=cut)
     found = figures(message, match)
     model_type = str(found.pop("model_type", ""))
     elapsed = float(found.pop("elapsed", 0.0))

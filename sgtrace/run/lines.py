@@ -205,7 +205,11 @@ def server_args(text: str) -> dict[str, float | str | bool | None] | None:
     match = by_name("server_args").pattern.search(text)
     if match is None:
         return None
-    return {key: parse_value(value.strip()) for key, value in reversed(_ARGUMENT.findall(match.group("arguments")))}
+    arguments = match.group("arguments")
+    found = list(_ARGUMENT.finditer(arguments))
+    if match.group("closed") is None and found and found[-1].end() >= len(arguments.rstrip()):
+        found.pop()  # the line is cut short in its last field: its value may be too (0.88 cut to 0.8)
+    return {m.group(1): parse_value(m.group(2).strip()) for m in reversed(found)}
 
 
 def parse_value(text: str) -> float | str | bool | None:

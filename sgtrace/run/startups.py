@@ -227,6 +227,13 @@ def _finish(index: int, run: Building) -> StartUp:
                 f"{usage.value:.2f} GB, line {usage.line}): another process was freeing memory, so the"
                 f" {whose}weights' size is not known, and the memory free before them was not all this start-up's"
             )
+    if run.args_cut is not None:
+        line, last = run.args_cut
+        after = f"after {last}" if last != "-" else "before its first field"
+        cautions.append(
+            f"its server_args= line (line {line}) is cut short {after}: the fields after it are not in the log, and"
+            " the release's defaults stand for them (--set NAME=VALUE gives one)"
+        )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
     end = run.ended
     if end is Ended.UNFINISHED and run.tokens is not None:
