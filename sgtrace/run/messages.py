@@ -185,8 +185,11 @@ MESSAGES: tuple[Message, ...] = (
         "server_args",
         Kind.SERVER_ARGS,
         "server_args=ServerArgs(",
-        re.compile(r"server_args=ServerArgs\((?P<arguments>.*)\)\s*$"),
-        description="the server's arguments, every field (its mem_fraction_static among them)",
+        re.compile(r"server_args=ServerArgs\((?P<arguments>.*?)(?P<closed>\)\s*)?$"),
+        description=(
+            "the server's arguments, every field (its mem_fraction_static among them); a line cut short (a paste's"
+            " limit, a terminal's wrap) gives the fields it holds whole"
+        ),
         forms=("server_args={}",),
     ),
     Message(
@@ -334,7 +337,20 @@ MESSAGES: tuple[Message, ...] = (
             "KV Cache is allocated. K size: {} GB, V size: {} GB.",
             "{} {}. dtype: {}, #tokens: {}, K size: {} GB, V size: {} GB",
             "{} {}. dtype: {}, #tokens: {}, KV size: {} GB",
+            "KV Cache is allocated. dtype: {}, #tokens: {}, K size: {} GB, V size: {} GB",
+            "KV Cache is allocated. dtype: {}, #tokens: {}, KV size: {} GB",
         ),
+    ),
+    Message(
+        "post_capture_summary",
+        Kind.OTHER,
+        "Post-capture KV sizing: max_total_num_tokens=",
+        re.compile(r"Post-capture KV sizing: max_total_num_tokens="),
+        description=(
+            "0.5.16's summary of the pool sized after the graphs were captured (not the scheduler's line: the"
+            " pool's own line gives its figures)"
+        ),
+        forms=("Post-capture KV sizing: max_total_num_tokens={}, free memory={} GB",),
     ),
     Message(
         "kv_noop",
