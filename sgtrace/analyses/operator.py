@@ -51,7 +51,7 @@ from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, me
 from sgtrace.model import BudgetSite, Cap, SourceFile
 from sgtrace.run.lines import LogError
 from sgtrace.run.messages import Kind, quote
-from sgtrace.run.startups import StartUp, pick, split_log
+from sgtrace.run.startups import Figure, StartUp, pick, split_log
 from sgtrace.run.stream import DEFAULT_MAX_BYTES, relevant_lines
 
 
@@ -165,13 +165,21 @@ def build(
     draft_before = _draft_before(order, chosen, known)
     if draft_before is not None and AT_SIZING not in known:
         after, (draft, line) = known["avail_after_weights_gb"], draft_before
-        known = {**known, AT_SIZING: round(after - draft, 2)}
         assert order is not None
-        origins[AT_SIZING] = (
-            f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights"
-            f" ({draft_source(line)}): this release loads the draft before it sizes the pool"
-            f" ({order.before[-1].where})"
-        )
+        measured = _free_after_draft(chosen) if line else None
+        if measured is not None:  # what the start-up measured itself, the draft's other allocations in it
+            known = {**known, AT_SIZING: measured.value}
+            origins[AT_SIZING] = (
+                f"free after the draft's weights (line {measured.line}): this release loads the draft before it"
+                f" sizes the pool ({order.before[-1].where}), as this start-up did"
+            )
+        else:
+            known = {**known, AT_SIZING: round(after - draft, 2)}
+            origins[AT_SIZING] = (
+                f"{after:g} free after the target's weights - {draft:g} GB of the draft's weights"
+                f" ({draft_source(line)}): this release loads the draft before it sizes the pool"
+                f" ({order.before[-1].where})"
+            )
     env_unread = _unread_env(code, given.env, given.strict_env)
     given = dataclasses.replace(given, env={k: v for k, v in given.env.items() if k not in env_unread})
     shown = {name: value for name, value in _shown(known, chosen).items() if name not in known}
@@ -323,6 +331,14 @@ def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, 
         return None
     figure = run.draft["weights_gb"]
     return float(figure.value), figure.line
+
+
+def _free_after_draft(run: StartUp | None) -> Figure | None:
+    """The memory free after the draft's weights, when the start-up loaded its draft before it sized its pool (the
+    free memory its sizing measured: the draft's weights and whatever the draft took besides them out)."""
+    if run is None or not run.draft_first:
+        return None
+    return run.draft.get("avail_after_weights_gb")
 
 
 def resolver(

@@ -209,6 +209,12 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
             f"{weights:.2f} GB of weights{of} and the draft's {draft:.2f} GB, which this release loads before it"
             f" sizes the pool{where}"
         )
+    elif isinstance(weights, (int, float)) and draft is not None and used - weights - draft > 0:
+        where = f" ({context.order.before[-1].where})" if context.order is not None else ""
+        taken = (
+            f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights{of}, the draft's {draft:.2f} GB,"
+            f" which this release loads before it sizes the pool{where}, and {used - weights - draft:.2f} GB more)"
+        )
     elif isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
         taken = f"{used:.2f} GB of weights{of}"
     elif isinstance(weights, (int, float)):
