@@ -1007,3 +1007,66 @@ def test_an_optional_parameter_only_calls_that_do_not_run_pass_is_its_default(tm
 def test_an_optional_parameter_of_a_function_nothing_calls_stays_unknown(tmp_path: Path) -> None:
     text = OPTIONAL.replace("    return size(100)", "    return 0").replace("    return size(50, cap=8)", "    pass")
     assert isinstance(_optional(tmp_path, text), Unknown)
+
+
+SAME = """
+class Sizer:
+    def constrain(self, tokens):
+        limit = read_limit()
+        if LIMITED:
+            tokens = min(tokens, limit)
+        return tokens
+
+    def size(self, budget):
+        config = plan(budget)
+        kept = self.constrain(config.tokens)
+        if kept != config.tokens:
+            return replan(kept)
+        return config
+
+LIMITED = False
+"""
+
+
+def _same_value(tmp_path: Path, text: str, condition: str = "kept != config.tokens") -> Value:
+    """*condition* at the ``if`` of ``Sizer.size``: ``plan`` and ``read_limit`` are outside the tree (undecided)."""
+    root = tmp_path / "same"
+    root.mkdir(exist_ok=True)
+    (root / "__init__.py").write_text("")
+    (root / "sizing.py").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.strip().startswith("if kept"))
+    return Evaluator(Code(discover(str(tmp_path)).files), Facts()).at(condition, "same/sizing.py", line)
+
+
+def test_an_undecided_value_compared_with_itself_is_decided(tmp_path: Path) -> None:
+    """``config.tokens`` is not known (``plan`` is not in the tree), but ``constrain`` hands it back unchanged
+    for the run (LIMITED is false): ``kept != config.tokens`` is false whatever the value."""
+    found = _same_value(tmp_path, SAME)
+    assert isinstance(found, Known) and found.value is False, found
+    assert found.why == ("kept holding config.tokens unchanged, whatever its value",)
+    assert isinstance(_same_value(tmp_path, SAME, "kept == config.tokens"), Known)
+    assert isinstance(_same_value(tmp_path, SAME, "kept < config.tokens"), Unknown)  # ordering needs the value
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("LIMITED = False", "LIMITED = True"),  # the constraint applies: another value
+        ("LIMITED = False", "LIMITED = read()"),  # ... or may
+        ("        kept = self.constrain(config.tokens)", "        kept = self.constrain(config.tokens)\n"
+         "        config.tokens = 0"),  # the object changed after the read
+        ("        kept = self.constrain(config.tokens)", "        kept = self.constrain(config.tokens)\n"
+         "        shrink(config)"),  # ... or may have, by a call it is passed to
+        ("        kept = self.constrain(config.tokens)", "        kept = self.constrain(config.tokens)\n"
+         "        config.shrink()"),  # ... or called on
+        ("        kept = self.constrain(config.tokens)", "        kept = self.constrain(config.tokens)\n"
+         "        other = config\n        other.tokens = 1"),  # ... or through another name for it
+        ("        kept = self.constrain(config.tokens)", "        kept = self.constrain(config.tokens)\n"
+         "        config = plan(budget)"),  # the name is bound again: another value
+        ("LIMITED = False", "LIMITED = False\n\n\ndef tokens():\n    return 1"),  # a function of that name: a property
+    ],
+)  # fmt: skip
+def test_a_value_that_may_have_changed_is_not_taken_for_itself(tmp_path: Path, old: str, new: str) -> None:
+    text = SAME.replace(old, new)
+    assert text != SAME
+    assert isinstance(_same_value(tmp_path, text), Unknown)

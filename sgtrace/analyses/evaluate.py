@@ -17,6 +17,14 @@ the tree's writes of it (all of them must agree). An environment variable read
 through the release's registry (``envs.NAME.get()``) is ``--env``'s value, else
 the registry's default.
 
+An undecided value bound to a local is still one value: every read of that
+name (and of one attribute of it) in the same run of its function is that
+value, so ``x != x`` is decided when ``x`` is not. An object held by a local
+is taken to change only by statements that name it (an assignment to one of
+its attributes or items, a call it is passed to or called on), not through
+another object holding it; and an attribute the tree defines as a function
+(a property) is read anew each time.
+
 What SGLang calls what (which attributes hold the model's config, which calls
 measure free memory) is the engine's profile (:mod:`sgtrace.analyses.profile`);
 this module knows Python only.
@@ -29,6 +37,7 @@ import bisect
 import collections
 import dataclasses
 import functools
+import itertools
 import math
 import operator
 import re
@@ -83,6 +92,22 @@ class Unknown:
 
     needs: tuple[str, ...]
     cycle: str = ""
+    #: Which value it is, when that is known (:class:`Same`, or (its object's, an attribute, the object's changes so
+    #: far)): two with equal *same* are one value, whatever it is.
+    same: object = field(default=None, compare=False)
+
+
+class Same:
+    """The identity of one undecided value: what a name was bound to in one run of its function."""
+
+    __slots__ = ("number",)
+    _numbers = itertools.count(1)
+
+    def __init__(self) -> None:
+        self.number = next(Same._numbers)
+
+    def __repr__(self) -> str:  # in the keys of remembered calls: one value, one key
+        return f"<value {self.number}>"
 
 
 Value = Known | Unknown
@@ -291,6 +316,7 @@ class Code:
         self.refused = 0
         self.questions = 0
         self._named: dict[str, list[str] | None] = {}
+        self._anywhere: dict[str, bool] = {}
         self._texts: dict[str, bytes] = {}
         self._lines: dict[str, list[int]] = {}
         self._simple: dict[str, list[ast.stmt]] = {}
@@ -352,6 +378,13 @@ class Code:
         if self._naming is None:
             return [p for p, f in self.by_path.items() if word.encode() in _bytes(f)]
         return sorted(self.by_module[m].path for m in self._naming(word) if m in self.by_module)
+
+    def defined_anywhere(self, name: str) -> bool:
+        """Whether some file of the tree defines a function or class *name* (``def name(``: a property too), by its
+        text; remembered."""
+        if name not in self._anywhere:
+            self._anywhere[name] = any(self.defines_word(p, name) for p in self._every_naming(name))
+        return self._anywhere[name]
 
     def text(self, path: str) -> bytes:
         """The file's bytes (read once; empty past MAX_BYTES)."""
@@ -834,9 +867,16 @@ class Evaluator:
     def _compare(self, node: ast.Compare, scope: _Scope) -> Value:
         left = self.expr(node.left, scope)
         result: Value = Known(True)
+        left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.expr(right_node, scope)
             step = _apply(_COMPARE[type(op)], left, right)
+            if isinstance(left, Unknown) and isinstance(right, Unknown) and _one(left, right) and type(op) in _IDENTITY:
+                step = Known(
+                    _IDENTITY[type(op)],
+                    (f"{_text(left_node)} holding {_text(right_node)} unchanged, whatever its value",),
+                )
+            left_node = right_node
             if isinstance(step, Known) and not step.value:
                 return step
             result = _and(result, step)
@@ -1009,7 +1049,24 @@ class Evaluator:
         return Known(items, tuple(why))
 
     def _attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
-        """``x.name``: from a known object, the facts, the model's config, else the tree's writes of it."""
+        """``x.name``: from a known object, the facts, the model's config, else the tree's writes of it. Undecided,
+        on a local that holds one value, it is that value's attribute: the same at every read until a statement
+        may change the object (see the module doc), unless the tree defines a function of that name."""
+        value = self._read_attribute(node, scope)
+        if isinstance(value, Known) or value.same is not None or not isinstance(node.value, ast.Name):
+            return value
+        if node.value.id in _SELF or scope.function is None:
+            return value
+        receiver = self.expr(node.value, scope)
+        if not isinstance(receiver, Unknown) or receiver.same is None or self.code.defined_anywhere(node.attr):
+            return value
+        env = scope.env if scope.env is not None else self._locals_at(scope)
+        changed = _force(env.get(_CHANGES, Known(0)))
+        if isinstance(changed, Unknown):  # branches that changed it differently: a value of its own
+            return dataclasses.replace(value, same=Same())
+        return dataclasses.replace(value, same=(receiver.same, node.attr, changed.value))
+
+    def _read_attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
         chain = chain_of(node)
         if chain and chain[-1] in self.profile.words.model_config and self.facts.model is not None:
             return Known(self.facts.model)
@@ -1950,6 +2007,8 @@ class Evaluator:
             scope.line = statement.lineno
             if until is not None and statement.lineno <= until <= end:
                 return self._into(statement, scope, top, until)
+            if _changes(statement):  # an object a local holds may change: its attributes are read anew after it
+                env[_CHANGES] = Known(next(_CHANGED))
             if isinstance(statement, ast.Return):
                 value = self.expr(statement.value, scope) if statement.value else Known(None)
                 earlier = scope.returned
@@ -2044,7 +2103,7 @@ class Evaluator:
             return
         for target in _targets(statement):
             if isinstance(target, ast.Name):
-                env[target.id] = value
+                env[target.id] = _Lazy(functools.partial(_one_value, value), self.code)
             elif isinstance(target, ast.Attribute) and chain_of(target) == ["self", target.attr]:
                 env[f"self.{target.attr}"] = value  # the instance's attribute, as the function's flow sets it
             elif isinstance(target, (ast.Tuple, ast.List)):
@@ -2587,6 +2646,51 @@ def _agreed(values: Sequence[Value]) -> Known:
 _PLACE = re.compile(r":\d+\Z")
 #: Reasons kept for a value several writes agree on.
 MAX_WHY = 16
+
+
+#: Where a run of a function keeps the last statement that may have changed an object its locals hold (a number
+#: of its own for each such statement run: the same number, no change between).
+_CHANGES = "\0changes"
+_CHANGED = itertools.count(1)
+#: Comparisons an undecided value decides with itself (NaN aside): what they give.
+_IDENTITY: dict[type, bool] = {ast.Eq: True, ast.Is: True, ast.NotEq: False, ast.IsNot: False}
+
+
+def _one_value(lazy: _Lazy) -> Value:
+    """A name's value: undecided, it is still one value (every read of the name until it is bound again)."""
+    value = lazy.force()
+    return dataclasses.replace(value, same=Same()) if isinstance(value, Unknown) and value.same is None else value
+
+
+def _one(left: Unknown, right: Unknown) -> bool:
+    return left.same is not None and left.same == right.same
+
+
+def _changes(statement: ast.stmt) -> bool:
+    """Whether *statement* (its own expressions, not the blocks it holds; a loop's whole body) may change an object a
+    local holds: an assignment to an attribute or item of it, a call it is passed to or called on (``self`` and
+    ``cls`` aside: an object they hold is not a local's)."""
+    looped = isinstance(statement, (ast.For, ast.AsyncFor, ast.While))
+    nodes = ast.walk(statement) if looped else _expressions(statement)
+    for node in nodes:
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if _root_name(node) not in (None, *_SELF):
+                return True
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and _root_name(node.func.value) not in (None, *_SELF):
+                return True
+            for argument in (*node.args, *(k.value for k in node.keywords)):
+                inner = argument.value if isinstance(argument, ast.Starred) else argument
+                if isinstance(inner, ast.Name) and inner.id not in _SELF:
+                    return True
+    return False
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name an attribute or item chain starts from (``a`` of ``a.b[0].c``), None for another start."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _same(one: Value, other: Value) -> bool:
