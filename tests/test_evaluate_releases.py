@@ -412,12 +412,17 @@ def test_the_caps_of_the_newest_release_are_decided_on_the_servers_way_in() -> N
     assert code == 0
     unknown = [c for c in data["caps"] if c["status"] == "unknown"]
     assert not [c for c in data["caps"] if "multimodal_gen" in c["why"]], unknown
-    # 3 of 27 (the post-capture sizing, which pools built at run time decide; two clamps by a parameter and a
-    # token count of the run); 5 before the MLX stub's runner was followed to where it is built (under
-    # use_mlx(), false by the env registry's default), 15 before the configurator's own fields were read from
-    # its constructions and the linear-attention registry from its registrations, 18 before the pool
-    # configurators' ways in stopped at the diffusion pipeline's
-    assert len(unknown) <= 3, [c["why"][:120] for c in unknown]
+    # none of 27: the re-derivation after the token constraints is not reached, the constraints handing the count
+    # back unchanged whatever it is (1 before); 3 before the post-capture sizing was decided from what the pools'
+    # builders pass and the cap_tokens clamp by its callers; 5 before the MLX stub's runner was followed to where
+    # it is built (under use_mlx(), false by the env registry's default), 15 before the configurator's own fields
+    # were read from its constructions and the linear-attention registry from its registrations, 18 before the
+    # pool configurators' ways in stopped at the diffusion pipeline's
+    assert unknown == [], [c["why"][:120] for c in unknown]
+    rederived = [c for c in data["caps"] if c["path"].endswith("pool_configurator.py") and "max_tokens !=" in c["why"]]
+    assert rederived and all(
+        c["status"] == "not reached" and "unchanged, whatever its value" in c["why"] for c in rederived
+    )
     mlx = [c for c in data["caps"] if "/mlx/" in c["path"]]
     assert mlx and all(c["status"] == "not reached" and "use_mlx() is false" in c["why"] for c in mlx), mlx
     # the Mamba reserves: no linear-attention spec of the registry (its module-level registrations) is the model's
