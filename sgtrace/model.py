@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sgtrace.engine import SGLANG
+
 #: Kinds of attribute write that ``find`` reports.
 WRITE_KINDS = (
     "assign",
@@ -191,7 +193,7 @@ class TraceQuery:
     #: The slice stops growing past this many nodes (and says so).
     max_nodes: int = 2000
     #: Receivers whose attributes are configuration knobs (``server_args.X``).
-    knob_receivers: tuple[str, ...] = ("server_args",)
+    knob_receivers: tuple[str, ...] = SGLANG.arguments
     #: Whether calls on receivers of unknown type stay unresolved (no approximate guess by method name).
     strict_types: bool = False
 

@@ -383,3 +383,34 @@ def test_the_modules_matching_a_pattern_are_those_a_full_search_finds(tmp_path: 
         assert set(project.matching(pattern)) == every, pattern
     assert project.matching(call_pattern("foo")) == ("a", "c", "d", "e")  # a string too; `foo\n(4)`: \s spans lines
     assert project.matching("foo") == ("a", "c", "d", "e")  # a word of the pattern is a whole identifier
+
+
+ENGINE_TREE = """
+class Runner:
+    def size(self):
+        budget = self.options.pool_share * self.memory
+        self.max_total_num_tokens = int(budget * fetch_limits().scale) // 4
+"""
+
+
+def test_the_engine_profile_says_which_reads_are_knobs(tmp_path: Path) -> None:
+    """The slicer takes an engine's words from its profile: another engine's holder of arguments (``options``)
+    and accessor prefix (``fetch_``) make those reads knobs, which SGLang's words (``server_args``, ``get_``) do
+    not."""
+    from dataclasses import replace
+
+    from sgtrace.api import find
+    from sgtrace.discover import discover
+    from sgtrace.engine import SGLANG
+    from sgtrace.graph.build import build
+    from sgtrace.index.project import Project
+    from sgtrace.model import FindQuery
+
+    (tmp_path / "runner.py").write_text(ENGINE_TREE)
+    found = find(FindQuery(MTNT), [Target(str(tmp_path), "t")], RunOptions(jobs=1, cache_dir=None))
+    other = replace(SGLANG, name="other", arguments=("options",), accessor_prefix="fetch_")
+    knobs = {}
+    for engine in (SGLANG, other):
+        graph = build(Project(discover(str(tmp_path))), MTNT, found.writes, found.reads or (), engine=engine).graph
+        knobs[engine.name] = sorted(p.label for p in graph.nodes if p.kind == "knob")
+    assert knobs == {"sglang": [], "other": ["fetch_limits().scale", "options.pool_share"]}

@@ -1,11 +1,13 @@
-"""What an engine's code means, where Python alone does not say: the one place sgtrace's analyses know SGLang.
+"""What an engine's code means to the evaluator, where Python alone does not say.
 
 The evaluator (:mod:`sgtrace.analyses.evaluate`) knows Python; explain knows
 the log's quantities. Between them, a profile says which attributes hold the
-model's configuration (its ``config.json``), and which calls measure memory
-the log shows. Nothing here names a file, a line or a class of a release: only
-the words the engine's code uses for these things, in every release sgtrace
-reads.
+model's configuration (its ``config.json``), its tensor library and its
+loaded model; the words the slicer reads too (the holders of the server's
+arguments, the calls that measure memory the log shows) are the engine's
+(:mod:`sgtrace.engine`), taken from there. Nothing here names a file, a line
+or a class of a release: only the words the engine's code uses for these
+things, in every release sgtrace reads.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sgtrace.analyses.evaluate import Words
+from sgtrace.engine import SGLANG as ENGINE
+from sgtrace.engine import Engine
 
 #: PyTorch's element types and their sizes in bytes (``torch.finfo``/``iinfo`` bits / 8; the packed 4-bit
 #: ``float4_e2m1fn_x2`` holds two values in one byte).
@@ -27,19 +31,27 @@ TORCH_DTYPES: Mapping[str, int] = {
 
 @dataclass(frozen=True)
 class EngineProfile:
-    """An engine's words for what the evaluator must be told."""
+    """An engine's words for what the evaluator must be told (the slicer's read from the same :class:`Engine`)."""
 
-    #: Its name.
-    name: str
+    #: Its words for its configuration and its measurements, as the slicer reads them too.
+    engine: Engine
     #: What its code means beyond Python: the attributes that hold the model's Hugging Face configuration (its
     #: ``config.json``), its tensor library, the loaded model, the holders of the server's arguments.
     words: Words
-    #: Calls that return the GPU memory free at the moment they run (GB): a measurement the log shows.
-    measures_free_memory: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        """The engine's name."""
+        return self.engine.name
+
+    @property
+    def measures_free_memory(self) -> frozenset[str]:
+        """Calls that return the GPU memory free at the moment they run (GB): a measurement the log shows."""
+        return self.engine.measures_free_memory
 
 
 SGLANG = EngineProfile(
-    "sglang",
+    ENGINE,
     Words(
         model_config=frozenset({"hf_config", "hf_text_config"}),
         tensor_modules=frozenset({"torch"}),
@@ -47,7 +59,6 @@ SGLANG = EngineProfile(
         element_size=frozenset({"_element_size"}),
         loaded_model=frozenset({"model"}),
         loaded_when=("pp_size", 1),
-        arguments=frozenset({"server_args"}),
+        arguments=frozenset(ENGINE.arguments),
     ),
-    measures_free_memory=frozenset({"get_available_gpu_memory"}),
 )

@@ -7,6 +7,7 @@ from functools import partial
 
 import networkx as nx
 
+from sgtrace.engine import SGLANG, Engine
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
 from sgtrace.graph.reach import REACH, reach, search
 from sgtrace.graph.slicer import Slicer
@@ -25,11 +26,12 @@ def build(
     writes: Iterable[Site],
     reads: Iterable[Site],
     limit: int = 2000,
-    knob_receivers: tuple[str, ...] = ("server_args",),
+    knob_receivers: tuple[str, ...] | None = None,
     with_reach: bool = False,
     strict: bool = False,
     sliced: Callable[[nx.DiGraph], None] | None = None,
     loads: Sequence[tuple[str, str]] = (),
+    engine: Engine = SGLANG,
 ) -> Slicer:
     """The slicer, run: backward from every write of *attribute*, forward to its reads.
 
@@ -38,9 +40,12 @@ def build(
     off the guess by method name for receivers of unknown type. *sliced* is called with the graph once its
     nodes and edges are final (before the calls between methods and the way in are added to it). *loads*
     ((path, qualname) of the functions that load the weights) add the calls that run them (``LOADS``, the
-    same shape as ``REACH``: the order of start-up, for ``explain``).
+    same shape as ``REACH``: the order of start-up, for ``explain``). *engine* gives the words for knobs,
+    accessors and environment variables; *knob_receivers*, when given, the holders of the knobs instead of its.
     """
-    slicer = Slicer(project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict)
+    slicer = Slicer(
+        project, knob_receivers=knob_receivers, limit=limit, attribute=attribute, strict=strict, engine=engine
+    )
     modules = {source.path: name for name, source in project.files.items()}
     for point in _seed_writes(slicer, project, modules, attribute, writes):
         slicer.graph.nodes[point][SEED] = "write"

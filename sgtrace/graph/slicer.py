@@ -35,6 +35,7 @@ from functools import partial
 
 import networkx as nx
 
+from sgtrace.engine import SGLANG, Engine
 from sgtrace.graph.calls import CallIndex
 from sgtrace.graph.fields import field_values
 from sgtrace.graph.points import Edge, Point, Scope, call_site, scope_of
@@ -55,7 +56,6 @@ MAX_CONTEXTS = 16
 MAX_FOREIGN_WRITE_MODULES = 25
 #: Calls that pass their arguments' value through.
 _PASS_THROUGH = frozenset({"int", "float", "round", "abs", "math.floor", "math.ceil", "math.trunc", "max", "min"})
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
 #: Edge operations that pass a value on unchanged (provenance is followed through these in side mode).
 COPIES = frozenset({"copy", "param", "field", "property", "read", "default", "return", "subscript", "element"})
 #: Kinds of point that carry the traced value in main mode, whatever their name.
@@ -70,16 +70,19 @@ class Slicer:
     def __init__(
         self,
         project: Project,
-        knob_receivers: tuple[str, ...] = ("server_args",),
+        knob_receivers: tuple[str, ...] | None = None,
         limit: int = 4000,
         attribute: str = "",
         strict: bool = False,
+        engine: Engine = SGLANG,
     ):
         self.project = project
+        #: The engine's words for its knobs, accessors and environment variables.
+        self.engine = engine
         #: Whether a call on a receiver of unknown type is left unresolved (no guess by method name).
         self.strict = strict
         self.types = Types(project)
-        self.knob_receivers = knob_receivers
+        self.knob_receivers = knob_receivers or engine.arguments
         self.limit = limit
         #: The traced attribute: points whose name ends with it carry the value (main mode).
         self.attribute = attribute
@@ -383,10 +386,12 @@ class Slicer:
         if self._is_knob_receiver(value.base):
             self.edge(Point("knob", f"{self.knob_receivers[0]}.{value.name}", "", 0), target, Edge(op))
             return
-        if _is_accessor_call(value.base, scope) and not self._declares(value.base, scope, line, value.name):
+        if _is_accessor_call(value.base, self.engine.accessor_prefix) and not self._declares(
+            value.base, scope, line, value.name
+        ):
             self.edge(Point("knob", value.text, "", 0), target, Edge(op))
             return
-        if _ENV_NAME.match(value.name) and "env" in value.base.text.lower():
+        if self.engine.environment.match(value.name) and "env" in value.base.text.lower():
             self.edge(Point("env", value.name, "", 0), target, Edge(op))
             return
         owners = self.types.of(value.base, scope, line)
@@ -536,7 +541,7 @@ class Slicer:
         text = value.text.removesuffix("()")
         last = text.rsplit(".", 1)[-1]
         return any(
-            last == k or last.endswith(f"_{k}") or (last.startswith("get_") and last.endswith(k))
+            last == k or last.endswith(f"_{k}") or (last.startswith(self.engine.accessor_prefix) and last.endswith(k))
             for k in self.knob_receivers
         )
 
@@ -546,11 +551,12 @@ class Slicer:
         name = call.base.text
         if "env" in name.lower() and call.args:
             literal = _literal(call.args[0])
-            if literal and _ENV_NAME.match(literal):
+            if literal and self.engine.environment.match(literal):
                 return literal
         if call.base.kind == "attr" and call.base.base is not None:
             receiver = call.base.base
-            if receiver.kind == "attr" and _ENV_NAME.match(receiver.name) and "env" in receiver.text.lower():
+            environment = self.engine.environment
+            if receiver.kind == "attr" and environment.match(receiver.name) and "env" in receiver.text.lower():
                 return receiver.name
         return None
 
@@ -740,15 +746,16 @@ def _tag(data: dict[str, object], key: str, site: str) -> None:
         sites.append(site)
 
 
-def _is_accessor_call(value: Expr, scope: Scope) -> bool:
-    """``get_schedule()``: a call, without arguments, of a module-level function named ``get_*``.
+def _is_accessor_call(value: Expr, prefix: str) -> bool:
+    """``get_schedule()``: a call, without arguments, of a module-level function named with the engine's accessor
+    prefix (``get_*``).
 
     Such accessors hand out process-wide configuration; what they return is a
     knob, whatever object carries it.
     """
     if value.kind != "call" or value.args or value.keywords or value.base is None:
         return False
-    return value.base.kind == "name" and value.base.name.startswith("get_")
+    return value.base.kind == "name" and value.base.name.startswith(prefix)
 
 
 #: Words too common in names to tie a method to the traced attribute.
