@@ -264,6 +264,19 @@ def test_a_server_args_line_cut_short_gives_the_fields_it_holds_whole_and_says_s
     assert early.server_args == {"model_path": "/m"} and "after model_path" in early.cautions[0]
 
 
+def test_a_launch_command_no_start_up_line_follows_begins_none() -> None:
+    """A test harness prints the command it ran after the server died (a real Ascend CI log): no start-up of its
+    own, which would be explained as the latest one with nothing in it; the start-up before says so. A command
+    its start-up's lines follow still begins one."""
+    lines = _started().splitlines()
+    command = "command=sglang serve --model-path m --mem-fraction-static 0.8"
+    (run,) = split("\n".join([*lines[:4], "[2025-05-30 16:00:04] Traceback (most recent call last):", command]))
+    assert run.ended == "died (line 5)" and "line 6 is a launch command that no line" in run.doubts[-1]
+    again = split("\n".join([*lines[:4], command, *lines]))
+    assert len(again) == 2 and again[1].begun_by == "a launch command"
+    assert split(command)[0].command  # a command alone is still a start-up: there is nothing else
+
+
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
     """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
     runs = split(_started("Update weights begin. avail mem=4.97 GB"))

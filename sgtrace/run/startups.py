@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
 from sgtrace.run.building import DRAFT, TARGET, Building, Found, Model, Rank
@@ -134,8 +134,7 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
         reason, slot = boundary(current, event) if current is not None else ("", None)
         if current is None or reason:
             if current is not None:
-                count += 1
-                kept.append(_finish(count, current))
+                count += _file(kept, count + 1, current)
             named = current.version if current is not None else None  # a version named earlier still holds
             current = Building(line, reason.removeprefix(UNSURE), version=named)
             if reason.startswith(UNSURE):
@@ -147,8 +146,25 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
             current.doubts.append(doubted)
         current.add(event, slot or 0)
     if current is not None:
-        kept.append(_finish(count + 1, current))
+        _file(kept, count + 1, current)
     return list(kept), [] if kept else unfiled
+
+
+def _file(kept: deque[StartUp], index: int, run: Building) -> int:
+    """Keep *run* as start-up *index* (1 is returned), or, when it is a launch command no line of a start-up
+    follows (a harness printing the command it ran after the server's lines), say so of the start-up before it
+    (0: it is none of its own)."""
+    empty = run.begun_by == "a launch command" and not (
+        run.figures_seen() or run.args or run.ready or run.ended is not Ended.UNFINISHED or run.verdicts
+    )
+    if not empty or not kept:
+        kept.append(_finish(index, run))
+        return 1
+    before = kept[-1]
+    again = " (the same as its own)" if run.command and run.command == before.command else ""
+    note = f"line {run.first.number} is a launch command{again} that no line of a start-up follows: not one of its own"
+    kept[-1] = replace(before, doubts=(*before.doubts, note))
+    return 0
 
 
 def pick(runs: list[StartUp], wanted: int | None) -> int:
