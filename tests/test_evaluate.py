@@ -1070,3 +1070,31 @@ def test_a_value_that_may_have_changed_is_not_taken_for_itself(tmp_path: Path, o
     text = SAME.replace(old, new)
     assert text != SAME
     assert isinstance(_same_value(tmp_path, text), Unknown)
+
+
+def test_without_the_model_what_its_config_decides_asks_for_the_config(tmp_path: Path) -> None:
+    """No model known (a log without its weights line): a check of the config's architecture, through
+    ``isinstance(config, dict)`` as 0.5.23's ``_hf_arch`` reads it, needs the model's config, not the check's text."""
+    root = tmp_path / "noconf"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    text = (
+        "def arch(config):\n"
+        "    is_dict = isinstance(config, dict)\n"
+        "    names = config.get('architectures') if is_dict else getattr(config, 'architectures', None)\n"
+        "    return names[0] if names else None\n\n\n"
+        "class Runner:\n"
+        "    def size(self):\n"
+        "        if arch(self.model_config.hf_config) == 'V4':\n"
+        "            return 1\n"
+    )
+    (root / "runner.py").write_text(text)
+    profile = Profile(Words(frozenset({"hf_config"})), lambda name, path, line: None)
+    found = Evaluator(Code(discover(str(tmp_path)).files), Facts(), profile).at(
+        "arch(self.model_config.hf_config) == 'V4'", "noconf/runner.py", 9
+    )
+    assert isinstance(found, Unknown) and found.needs == (f"{CONFIG_KEY}architectures",), found
+    known = Evaluator(Code(discover(str(tmp_path)).files), Facts(model=_config("V4")), profile).at(
+        "arch(self.model_config.hf_config) == 'V4'", "noconf/runner.py", 9
+    )
+    assert isinstance(known, Known) and known.value is True, known

@@ -1068,8 +1068,9 @@ class Evaluator:
 
     def _read_attribute(self, node: ast.Attribute, scope: _Scope) -> Value:
         chain = chain_of(node)
-        if chain and chain[-1] in self.profile.words.model_config and self.facts.model is not None:
-            return Known(self.facts.model)
+        if chain and chain[-1] in self.profile.words.model_config:
+            # no model known: what the operator can give is its config (a log's weights line names its architecture)
+            return Known(self.facts.model) if self.facts.model is not None else Unknown((f"{CONFIG_KEY}architectures",))
         if len(chain) == 2 and chain[0] in self.profile.words.tensor_modules and chain[1] in self.profile.words.dtypes:
             return Known(Dtype(chain[0], chain[1], self.profile.words.dtypes[chain[1]]), (f"{chain[0]}.{chain[1]}",))
         given = self.facts.named(node.attr)
@@ -1534,7 +1535,10 @@ class Evaluator:
                 text = receiver.value.values.get("text_config")
                 return Known(_config(text, receiver.value) if isinstance(text, dict) else receiver.value, receiver.why)
         if name in ("isinstance", "hasattr", "callable", "id", "type"):
-            return Unknown((_text(node),))
+            first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            subject = self.expr(first, scope) if first is not None else None
+            # an undecided object: what decides it decides this too (the model's config for isinstance(config, ...))
+            return Unknown(subject.needs if isinstance(subject, Unknown) and subject.needs else (_text(node),))
         if isinstance(func, ast.Name) and func.id in _PURE or (chain[:1] and chain[0] in _MODULES and name in _PURE):
             return self._pure(_PURE[name], node, scope)
         if isinstance(func, ast.Attribute):
