@@ -277,6 +277,20 @@ def test_a_launch_command_no_start_up_line_follows_begins_none() -> None:
     assert split(command)[0].command  # a command alone is still a start-up: there is nothing else
 
 
+def test_a_traceback_no_prefix_ties_to_the_server_after_it_is_up_is_no_death() -> None:
+    """A CI log holds the test's own output: its failed assertion's traceback, after the server got ready, has no
+    prefix (real Ascend CI logs). The server's own crash is stamped and still ends the start-up."""
+    client = ["Traceback (most recent call last):", '  File "test_utils.py", line 1705, in <lambda>',
+              "AssertionError: 79.59 not less than or equal to 45.9"]  # fmt: skip
+    assert [r.ended for r in split("\n".join([_started(), *client]))] == ["ready"]
+    crashed = split(
+        _started("[2025-05-30 16:01:00 TP0] Scheduler hit an exception: Traceback (most recent call last):")
+    )
+    assert [r.ended for r in crashed] == ["ready, then died (line 8)"]
+    before = _started().splitlines()[:4] + client
+    assert [r.ended for r in split("\n".join(before))] == ["died (line 5)"]  # before it is up: any traceback
+
+
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
     """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
     runs = split(_started("Update weights begin. avail mem=4.97 GB"))

@@ -236,8 +236,11 @@ class Building:
             self.ready = True
             self.ended = Ended.READY
         elif event.kind is Kind.DEATH and not self.ended.died:
-            if self.ready and event.message == "child_exit":
-                return  # the server, up, was stopped (a notebook kills it); a crash prints a traceback
+            if self.ready and (event.message == "child_exit" or not (line.when or line.unit)):
+                # once up: a process exiting is the server stopped (a notebook kills it), and a traceback with no
+                # prefix to tie it to the server is a client's in the same stream (a CI test's failed assertion);
+                # the server's own crash is stamped ("Scheduler hit an exception", "Received sigquit")
+                return
             self.ended = Ended.READY_THEN_DIED if self.ready else Ended.DIED
             self.death = line.number
             self.death_text = line.text[:300]
