@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sgtrace.analyses.ledger import ledger
 from sgtrace.cli import cli
-from sgtrace.report.operator_text import BAR_WIDTH, bar
+from sgtrace.report.operator_text import BAR_WIDTH, bar, ledger_lines
 from sgtrace.run.startups import facts, pick, split
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
@@ -289,6 +289,24 @@ def test_a_traceback_no_prefix_ties_to_the_server_after_it_is_up_is_no_death() -
     assert [r.ended for r in crashed] == ["ready, then died (line 8)"]
     before = _started().splitlines()[:4] + client
     assert [r.ended for r in split("\n".join(before))] == ["died (line 5)"]  # before it is up: any traceback
+
+
+def test_the_memory_bar_names_the_rank_its_figures_after_the_weights_are_of() -> None:
+    """Two ranks free the same before the weights (TP0's line first); TP1 has less after them: the bar's weights
+    are TP1's, and so is its name (a real AMD log's bar said TP0)."""
+    stamp = "[2026-05-25 17:30:{:02d} {}] "
+    text = "\n".join(
+        stamp.format(i, rank) + line
+        for i, (rank, line) in enumerate([
+            ("TP0", "Load weight begin. avail mem=31.49 GB"),
+            ("TP1", "Load weight begin. avail mem=31.49 GB"),
+            ("TP1", "Load weight end. type=Qwen2ForCausalLM, avail mem=16.98 GB, mem usage=14.51 GB."),
+            ("TP0", "Load weight end. type=Qwen2ForCausalLM, avail mem=17.04 GB, mem usage=14.45 GB."),
+        ])
+    )  # fmt: skip
+    (run,) = split(text)
+    assert run.target["weights_gb"].value == 14.51
+    assert ledger_lines(run, ledger(run))[0] == "memory of one GPU (TP1, the one with the least free):"
 
 
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:

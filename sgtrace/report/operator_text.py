@@ -277,7 +277,9 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
     """The stacked bar (80 columns) above the table of rows."""
     if not rows:
         return []
-    rank = next((f.rank for f in run.target.values() if f.rank), "")
+    # the rank the figures after the weights are of (the binding one), else the first a figure names
+    binding = [run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target]
+    rank = next((r for r in binding if r), "") or next((f.rank for f in run.target.values() if f.rank), "")
     lines = [f"memory of one GPU{f' ({rank}, the one with the least free)' if rank else ''}:", bar(rows)]
     for row in rows:
         mark = _MARKS.get(row.item, " ")
