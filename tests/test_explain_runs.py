@@ -309,6 +309,22 @@ def test_the_memory_bar_names_the_rank_its_figures_after_the_weights_are_of() ->
     assert ledger_lines(run, ledger(run))[0] == "memory of one GPU (TP1, the one with the least free):"
 
 
+@pytest.mark.parametrize("minutes", [5, 15])
+def test_a_long_load_whose_begin_and_end_are_logged_is_one_start_up(minutes: int) -> None:
+    """A 'Load weight end' without elapsed= (real Ascend logs of 0.5.8) minutes after its 'Load weight begin':
+    the time between is the load the two lines show, not a gap the log leaves unshown (no doubt, and past ten
+    minutes no second start-up)."""
+    begin = "[2025-12-25 13:04:01 TP0] Load weight begin. avail mem=60.86 GB"
+    end = (
+        f"[2025-12-25 13:{4 + minutes:02d}:13 TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=27.02 GB,"
+        " mem usage=33.84 GB."
+    )
+    pool = f"[2025-12-25 13:{4 + minutes:02d}:20 TP0] KV Cache is allocated. #tokens: 179584, KV size: 11.75 GB"
+    args = "[2025-12-25 13:03:30] server_args=ServerArgs(model_path='m', mem_fraction_static=0.8)"
+    (run,) = split("\n".join([args, begin, end, pool]))
+    assert run.doubts == () and run.target["weights_gb"].value == 33.84
+
+
 def test_free_memory_after_ready_is_not_what_the_start_up_left() -> None:
     """An update of the weights (or a LoRA's load) prints the memory free then: not the start-up's."""
     runs = split(_started("Update weights begin. avail mem=4.97 GB"))

@@ -225,6 +225,10 @@ def _gap(run: Building, event: Event, stage: Stage) -> tuple[float, float, str]:
     top = run.top_position()
     for end, name in LONG_STEPS.items():
         if end in run.order and top < run.position(end) <= began_at:
+            if end == stage and top == run.position(began(end)):
+                # the step's own begin is the furthest line: the time since is the step, its two lines show it
+                allowed += max(gap, 0.0)
+                continue
             took = sum(elapsed for (at, _), elapsed in run.took.items() if at == end)
             allowed += took
             untimed = untimed or ("" if took else name)
