@@ -203,14 +203,13 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
     of = " (estimated from the model's weight files)" if context.origins.get("weights_gb", "").startswith(
         "estimated"
     ) else ""  # fmt: skip
+    where = f" ({context.order.before[-1].where})" if context.order is not None else ""
     if isinstance(weights, (int, float)) and draft is not None and abs(used - weights - draft) <= 0.05:
-        where = f" ({context.order.before[-1].where})" if context.order is not None else ""
         taken = (
             f"{weights:.2f} GB of weights{of} and the draft's {draft:.2f} GB, which this release loads before it"
             f" sizes the pool{where}"
         )
     elif isinstance(weights, (int, float)) and draft is not None and used - weights - draft > 0:
-        where = f" ({context.order.before[-1].where})" if context.order is not None else ""
         taken = (
             f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights{of}, the draft's {draft:.2f} GB,"
             f" which this release loads before it sizes the pool{where}, and {used - weights - draft:.2f} GB more)"

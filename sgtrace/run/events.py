@@ -95,8 +95,7 @@ def _event(message: Message, match: re.Match[str], line: LogLine) -> Event | Non
     if message.kind is Kind.OTHER:
         return None
     if message.kind is Kind.SERVER_ARGS:
-        arguments = server_args(line.text) or {}
-        cut = "" if match.group("closed") is not None else next(iter(arguments), "-")  # its fields, last first
+        arguments, cut = server_args(match)
         return Event(message.kind, line, message.name, arguments=arguments, detail=cut)
     found = figures(message, match)
     model_type = str(found.pop("model_type", ""))

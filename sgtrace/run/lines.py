@@ -15,8 +15,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sgtrace.run.messages import by_name
-
 _ARGUMENT = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,()\[\]{}]+)(?=,\s*\w+=|$)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -200,16 +198,16 @@ def _seconds(when: str) -> float | None:
     return (moment.replace(tzinfo=timezone.utc) - _EPOCH).total_seconds()
 
 
-def server_args(text: str) -> dict[str, float | str | bool | None] | None:
-    """The scalar arguments of a ``server_args=ServerArgs(...)`` message, or None if it is not one."""
-    match = by_name("server_args").pattern.search(text)
-    if match is None:
-        return None
+def server_args(match: re.Match[str]) -> tuple[dict[str, float | str | bool | None], str]:
+    """The scalar arguments of a ``server_args=ServerArgs(...)`` message (*match*: the table's pattern on it), and,
+    for a line cut short, the last field it holds whole ("-" for none; "" for a whole line)."""
     arguments = match.group("arguments")
     found = list(_ARGUMENT.finditer(arguments))
-    if match.group("closed") is None and found and found[-1].end() >= len(arguments.rstrip()):
+    cut = match.group("closed") is None
+    if cut and found and found[-1].end() >= len(arguments.rstrip()):
         found.pop()  # the line is cut short in its last field: its value may be too (0.88 cut to 0.8)
-    return {m.group(1): parse_value(m.group(2).strip()) for m in reversed(found)}
+    last = (found[-1].group(1) if found else "-") if cut else ""
+    return {m.group(1): parse_value(m.group(2).strip()) for m in reversed(found)}, last
 
 
 def parse_value(text: str) -> float | str | bool | None:
