@@ -446,3 +446,16 @@ def test_a_benchmarks_order_of_start_up_is_not_the_servers(tmp_path: Path, versi
     assert code == 0 and round(data["kv_budget_gb"], 2) == (9.48 if draft_first else 10.43)
     origin = data["origins"].get("avail_at_sizing_gb", "")
     assert ("sglang/srt/managers/scheduler.py:" in origin) is draft_first and "bench" not in origin, origin
+
+
+def test_a_journal_filtered_of_its_pool_lines_does_not_show_the_draft_first(tmp_path: Path) -> None:
+    """The Kimi journal's last start-up (0.5.9: the draft loads after the target's pool) filtered to its weights,
+    arguments and scheduler lines: nothing shows the pool between the two loads, so the draft's free memory (what
+    the pool left) is not the memory 0.5.23 sizes its pool from; the answer is the whole journal's."""
+    kept = ("Load weight end", "max_total_num_tokens=", "server_args=")
+    filtered = tmp_path / "filtered.log"
+    filtered.write_text("".join(line for line in KIMI_JOURNAL.open() if any(k in line for k in kept)))
+    whole = _explain(releases.NEWEST, "--log", str(KIMI_JOURNAL))
+    code, data, _ = _explain(releases.NEWEST, "--log", str(filtered))
+    assert code == whole[0] == 0 and data["kv_budget_gb"] == pytest.approx(whole[1]["kv_budget_gb"])
+    assert "free after the draft's weights" not in data["origins"].get("avail_at_sizing_gb", "")

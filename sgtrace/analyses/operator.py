@@ -334,11 +334,14 @@ def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, 
 
 
 def _free_after_draft(run: StartUp | None) -> Figure | None:
-    """The memory free after the draft's weights, when the start-up loaded its draft before it sized its pool (the
-    free memory its sizing measured: the draft's weights and whatever the draft took besides them out)."""
+    """The memory free after the draft's weights, when the start-up's lines show it loaded its draft before it sized
+    its pool (the free memory its sizing measured: the draft's weights and whatever the draft took besides them
+    out). The target's pool line must follow the draft's: a log filtered of its pool lines does not show the order,
+    and a draft loaded after the pool measures what the pool left."""
     if run is None or not run.draft_first:
         return None
-    return run.draft.get("avail_after_weights_gb")
+    measured, pool = run.draft.get("avail_after_weights_gb"), run.target.get("kv_gb")
+    return measured if measured is not None and pool is not None and pool.line > measured.line else None
 
 
 def resolver(
