@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_written, require, unreached
 from sgtrace.discover import Listing, PatternError, RootError, discover
+from sgtrace.engine import SGLANG, Engine, engine_of
 from sgtrace.fetch import FetchError
 from sgtrace.index.findpass import RunOptions, TreeScan, scan_tree
 from sgtrace.model import (
@@ -297,6 +298,8 @@ class _Prepared:
     reach: bool = False
     #: The tree's identifier index and its files' content digests, from find's pass.
     index: TreeIndex | None = field(default=None, repr=False)
+    #: The engine whose words the tree is read with.
+    engine: Engine = SGLANG
 
 
 @contextmanager
@@ -324,10 +327,12 @@ def _prepare(
     found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
     extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types
     bound = f"depth={options.limits.depth}"
+    engine = engine_of(source.module for source in listing.files)
+    receivers = query.knob_receivers or engine.arguments
     entry = key(
-        index.scan.digest, "graph", query.attribute, str(query.max_nodes), bound, *query.knob_receivers, *extras
+        index.scan.digest, "graph", query.attribute, str(query.max_nodes), bound, engine.name, *receivers, *extras
     )
-    return _Prepared(query, target, listing, found, entry, reach, index)
+    return _Prepared(query, target, listing, found, entry, reach, index, engine)
 
 
 def _load_graph_modules() -> None:
@@ -366,8 +371,8 @@ def _traced(
 
             loads = loaders(prepared.listing.files)
         slicer = build(
-            project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers,
-            with_reach=prepared.reach, strict=query.strict_types, sliced=sliced, loads=loads,
+            project, query.attribute, found.writes, found.reads or (), query.max_nodes, query.knob_receivers or None,
+            with_reach=prepared.reach, strict=query.strict_types, sliced=sliced, loads=loads, engine=prepared.engine,
         )  # fmt: skip
         graph = slicer.graph
         project.save()

@@ -11,6 +11,7 @@ words the engine's code uses for these things, in every release sgtrace reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -40,3 +41,39 @@ SGLANG = Engine(
     environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
     measures_free_memory=frozenset({"get_available_gpu_memory"}),
 )
+
+#: vLLM: the engine's arguments are handed out as config objects (``EngineArgs.create_engine_config()``), each
+#: read through its own holder (``self.cache_config.num_gpu_blocks_override``, ``vllm_config.parallel_config``);
+#: the worker measures free memory with torch's call.
+VLLM = Engine(
+    name="vllm",
+    arguments=("cache_config", "parallel_config", "scheduler_config", "vllm_config", "engine_args"),
+    accessor_prefix="get_",
+    environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
+    measures_free_memory=frozenset({"mem_get_info"}),
+)
+
+#: LMDeploy's PyTorch engine: its arguments are a ``PytorchEngineConfig`` turned into config objects
+#: (``self.cache_config.cache_max_entry_count``, ``engine_config``, ``backend_config``); the model agent
+#: measures free memory with torch's call.
+LMDEPLOY = Engine(
+    name="lmdeploy",
+    arguments=("cache_config", "engine_config", "backend_config", "scheduler_config"),
+    accessor_prefix="get_",
+    environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
+    measures_free_memory=frozenset({"mem_get_info"}),
+)
+
+#: The engines sgtrace knows the words of, by the name of their top-level package.
+ENGINES = {engine.name: engine for engine in (SGLANG, VLLM, LMDEPLOY)}
+
+
+def engine_of(modules: Iterable[str]) -> Engine:
+    """The engine whose top-level package the tree holds (its modules' dotted names); SGLang's words otherwise.
+
+    A tree holding several engines' packages (a monorepo of them) is read with SGLang's words when SGLang is among
+    them, else with the first by name.
+    """
+    packages = {module.split(".", 1)[0] for module in modules}
+    found = sorted(name for name in ENGINES if name in packages)
+    return SGLANG if not found or SGLANG.name in found else ENGINES[found[0]]

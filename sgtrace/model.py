@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sgtrace.engine import SGLANG
-
 #: Kinds of attribute write that ``find`` reports.
 WRITE_KINDS = (
     "assign",
@@ -192,8 +190,9 @@ class TraceQuery:
     attribute: str
     #: The slice stops growing past this many nodes (and says so).
     max_nodes: int = 2000
-    #: Receivers whose attributes are configuration knobs (``server_args.X``).
-    knob_receivers: tuple[str, ...] = SGLANG.arguments
+    #: Receivers whose attributes are configuration knobs (``server_args.X``); none given: the engine's words
+    #: (:func:`sgtrace.engine.engine_of` the tree).
+    knob_receivers: tuple[str, ...] = ()
     #: Whether calls on receivers of unknown type stay unresolved (no approximate guess by method name).
     strict_types: bool = False
 

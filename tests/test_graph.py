@@ -414,3 +414,13 @@ def test_the_engine_profile_says_which_reads_are_knobs(tmp_path: Path) -> None:
         graph = build(Project(discover(str(tmp_path))), MTNT, found.writes, found.reads or (), engine=engine).graph
         knobs[engine.name] = sorted(p.label for p in graph.nodes if p.kind == "knob")
     assert knobs == {"sglang": [], "other": ["fetch_limits().scale", "options.pool_share"]}
+
+
+def test_the_engine_is_the_one_whose_package_the_tree_holds() -> None:
+    from sgtrace.engine import LMDEPLOY, SGLANG, VLLM, engine_of
+
+    assert engine_of(["vllm.worker.worker", "vllm.config"]) is VLLM
+    assert engine_of(["lmdeploy.pytorch.engine.engine"]) is LMDEPLOY
+    assert engine_of(["sglang.srt.server_args", "vllm.config"]) is SGLANG  # SGLang's tree vendoring another
+    assert engine_of(["mypkg.worker", "vllmx.config"]) is SGLANG  # any other tree: SGLang's words
+    assert engine_of([]) is SGLANG

@@ -90,9 +90,12 @@ def test_vllm_caps_per_rank_base_reduce_override_split(vllm: tuple[Path, CapsRes
     engine = "vllm/engine/llm_engine.py"
     user = _at(result, engine, _line(root, engine, "num_gpu_blocks = num_gpu_blocks_override"))
     assert (user.category, user.guard) == ("override", ("self.cache_config.num_gpu_blocks_override is not None",))
+    assert user.knobs == ("cache_config.num_gpu_blocks_override",)  # vLLM's words: its config objects hold the knobs
     stages = "vllm/worker/cache_engine.py"
     split = _at(result, stages, _line(root, stages, "self.num_gpu_blocks //= parallel_config.pipeline_parallel_size"))
     assert (split.category, split.guard) == ("split", ("self.num_gpu_blocks",))
+    # the pool's own size read through a holder of knobs is still the traced value (a copy, not a knob)
+    assert split.knobs == ("parallel_config.pipeline_parallel_size",)
     spec = "vllm/spec_decode/spec_decode_worker.py"
     assert _at(result, spec, _line(root, spec, "new_num_gpu_blocks = int(")).category == "split"
 

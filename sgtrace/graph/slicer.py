@@ -383,8 +383,9 @@ class Slicer:
 
     def feed_attr(self, value: Expr, scope: Scope, line: int, target: Point, op: str) -> None:
         assert value.base is not None
-        if self._is_knob_receiver(value.base):
-            self.edge(Point("knob", f"{self.knob_receivers[0]}.{value.name}", "", 0), target, Edge(op))
+        receiver = self._knob_receiver(value.base)
+        if receiver is not None and value.name != self.attribute:  # the pool's own size is traced, whoever holds it
+            self.edge(Point("knob", f"{receiver}.{value.name}", "", 0), target, Edge(op))
             return
         if _is_accessor_call(value.base, self.engine.accessor_prefix) and not self._declares(
             value.base, scope, line, value.name
@@ -427,7 +428,7 @@ class Slicer:
             for arg in value.args:
                 self.feed(arg, scope, line, target, op)
             return
-        if self._is_knob_receiver(value.base):
+        if self._knob_receiver(value.base) is not None:
             self.edge(Point("knob", f"{name}()", "", 0), target, Edge(op))
             return
         if self.types.class_refs(value.base, scope, line):
@@ -537,12 +538,19 @@ class Slicer:
 
     # -- knobs and environment -----------------------------------------------------
 
-    def _is_knob_receiver(self, value: Expr) -> bool:
+    def _knob_receiver(self, value: Expr) -> str | None:
+        """The holder of the server's arguments *value* is (``self.server_args``, ``get_server_args()``), by its
+        word, or None."""
         text = value.text.removesuffix("()")
         last = text.rsplit(".", 1)[-1]
-        return any(
-            last == k or last.endswith(f"_{k}") or (last.startswith(self.engine.accessor_prefix) and last.endswith(k))
-            for k in self.knob_receivers
+        prefix = self.engine.accessor_prefix
+        return next(
+            (
+                k
+                for k in self.knob_receivers
+                if last == k or last.endswith(f"_{k}") or (last.startswith(prefix) and last.endswith(k))
+            ),
+            None,
         )
 
     def _env_read(self, call: Expr) -> str | None:
