@@ -9,9 +9,11 @@ by journald's default short format (``Feb 28 09:54:10 host python3[48213]:``, no
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 
 @dataclass(frozen=True)
@@ -192,3 +194,80 @@ SHAPES: dict[str, list[Spec]] = {
         Spec(ranks=2, model="Qwen3NextForCausalLM", weights_gb=60.1, mamba_gb=2.77, split_kv=True, died=True),
     ],
 }
+
+
+#: journalctl's output formats (``-o FORMAT``) besides the default short one, as systemd's logs-show.c prints
+#: them: short-iso (``2026-02-27T16:20:12+0000``, ``+00:00`` in newer systemd), short-iso-precise, short-precise,
+#: short-full and with-unit (the local zone's abbreviation, here CET), short-monotonic and short-delta (seconds
+#: since boot), short-unix, json (one object a record), verbose (a head with the time and cursor, then each field
+#: indented by four spaces) and export (the fields bare, a blank line after each record), and cat (the message).
+#: As journalctl prints them without ``--all``: json leaves out (null) a field of 4,096 bytes or more.
+FORMATS = (
+    "short-iso", "short-iso-precise", "short-precise", "short-full", "with-unit", "short-monotonic",
+    "short-delta", "short-unix", "json", "verbose", "export", "cat",
+)  # fmt: skip
+_SHORT = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) ([\w.@/-]+?)(?:\[(\d+)\])?: (.*)$")
+_CET = timezone(timedelta(hours=1), "CET")
+
+
+def as_format(lines: list[str], form: str, year: int = 2026) -> list[str]:
+    """The lines of a journal in the short form (no year), as ``journalctl -o FORM`` prints the same records.
+
+    The records keep their order; each gets a microsecond part (its index) so that precise forms differ from
+    the short one, and a boot 1,234.5 s before the first record for the monotonic forms.
+    """
+    records = []
+    for index, line in enumerate(lines):
+        found = _SHORT.match(line)
+        if found is None:
+            continue
+        moment = datetime.strptime(f"{year} {found[1]}", "%Y %b %d %H:%M:%S").replace(tzinfo=timezone.utc)
+        records.append((moment + timedelta(microseconds=index), found[2], found[3], found[4] or "", found[5]))
+    boot = records[0][0] - timedelta(seconds=1234.5) if records else datetime.now(timezone.utc)
+    out: list[str] = []
+    for moment, host, unit, pid, message in records:
+        source = f"{host} {unit}[{pid}]" if pid else f"{host} {unit}"
+        local = moment.astimezone(_CET)
+        since = (moment - boot).total_seconds()
+        if form == "with-unit":
+            source = f"{host} {'sglang.service' if unit != 'systemd' else 'init.scope'}[{pid}]"
+        stamps = {
+            "short-iso": f"{moment:%Y-%m-%dT%H:%M:%S%z}",
+            "short-iso-precise": moment.isoformat(timespec="microseconds"),
+            "short-precise": f"{moment:%b %d %H:%M:%S.%f}",
+            "short-full": f"{local:%a %Y-%m-%d %H:%M:%S} CET",
+            "with-unit": f"{local:%a %Y-%m-%d %H:%M:%S} CET",
+            "short-monotonic": f"[{since:12.6f}]",
+            "short-delta": f"[{since:12.6f} <    0.000001>]",
+            "short-unix": f"{moment.timestamp():.6f}",
+        }
+        if form in stamps:
+            out.append(f"{stamps[form]} {source}: {message}")
+        elif form == "cat":
+            out.append(message)
+        else:
+            micro = int(moment.timestamp() * 1e6)
+            fields = {
+                "__CURSOR": f"s=9a1f;i={len(out):x};b=7e2d;m={int(since * 1e6):x};t={micro:x};x=1",
+                "__REALTIME_TIMESTAMP": str(micro),
+                "__MONOTONIC_TIMESTAMP": str(int(since * 1e6)),
+                "_BOOT_ID": "7e2d5b0c9a3f4e61b8c1d2e3f4a5b6c7",
+                "PRIORITY": "6",
+                "_HOSTNAME": host,
+                "SYSLOG_IDENTIFIER": unit,
+                "_PID": pid,
+                "_SYSTEMD_UNIT": "sglang.service",
+                "MESSAGE": message,
+            }
+            if form == "json":  # a field of 4,096 bytes or more is null unless journalctl is given --all
+                out.append(
+                    json.dumps({k: v if len(k) + 1 + len(v.encode()) < 4096 else None for k, v in fields.items()})
+                )
+            elif form == "export":
+                out += [f"{key}={value}" for key, value in fields.items()] + [""]
+            elif form == "verbose":
+                out.append(f"{local:%a %Y-%m-%d %H:%M:%S.%f} CET [{fields.pop('__CURSOR')}]")
+                out += [f"    {key}={value}" for key, value in fields.items() if not key.startswith("__")]
+            else:
+                raise ValueError(f"no journalctl format {form!r}")
+    return out

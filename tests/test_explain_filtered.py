@@ -25,7 +25,7 @@ from sgtrace.run.startups import Figure, StartUp, pick, split
 from tests.conftest import FIXTURES
 from tests.examples import EXAMPLES, PROFILES, TALLIES
 from tests.journals import SHAPES as JOURNAL_SHAPES
-from tests.journals import journal
+from tests.journals import as_format, journal
 
 KIMI = FIXTURES / "logs" / "kimi_three_startups.journal"
 H20 = FIXTURES / "logs" / "h20_three_startups.journal"
@@ -137,6 +137,17 @@ FORMS = {
 for _name, _specs in JOURNAL_SHAPES.items():
     FORMS[f"{_name} short"] = journal(_specs)
     FORMS[f"{_name} cat"] = _cat("\n".join(journal(_specs)))
+# journalctl's other one-line output formats: a zone after the stamp, seconds since boot or since 1970 (the
+# formats of records over several lines, -o verbose and -o export, are checked whole in test_journal_formats.py:
+# a subset or a reordering of their lines is no journal)
+FORMS.update(
+    {
+        "kimi short-full": as_format(KIMI.read_text().splitlines(), "short-full"),
+        "kimi short-unix": as_format(KIMI.read_text().splitlines(), "short-unix"),
+        "h20 short-monotonic": as_format(H20.read_text().splitlines(), "short-monotonic"),
+        "h20 with-unit": as_format(H20.read_text().splitlines(), "with-unit"),
+    }
+)
 
 
 @pytest.mark.parametrize("name", sorted(JOURNAL_SHAPES))

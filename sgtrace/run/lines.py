@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -32,15 +32,28 @@ class Prefix:
 #: docker's (and kubectl's) stamp, also the ``time`` of a record of docker's json-file.
 _DOCKER = re.compile(r"^(?P<when>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d))\s")
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| ?UTC)?"
+#: The zone journald's short-full (and with-unit, verbose) prints after its stamp: the local zone's
+#: abbreviation (``UTC``, ``CET``, ``PDT``, ``+08``) or its offset.
+_ZONE = r"(?: (?:[A-Z]{2,5}|[+-]\d\d(?::?\d\d)?))?"
+#: What follows journald's stamp in every short form: the host, the unit (or program) and its process id.
+_SOURCE = r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
 #: The prefixes taken off a line, tried again until none is left (a journal of a container, a compose
 #: service's log of a logging wrapper...); SGLang's own comes after them (_SGLANG).
 PREFIXES: tuple[Prefix, ...] = (
     Prefix(
-        "journald (short, short-precise, short-iso, short-full: a host, a unit and its process id)",
+        "journald (short, short-precise, short-iso(-precise), short-full, with-unit: a host, a unit and its "
+        "process id)",
         re.compile(
-            r"^(?P<when>(?:[A-Z][a-z]{2} )?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?|" + _STAMP + r"))"
-            r" \S+ (?P<unit>[\w.@/-]+)(?:\[(?P<pid>\d+)\])?: "
+            r"^(?P<when>(?:[A-Z][a-z]{2} )?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?|"
+            + _STAMP
+            + _ZONE
+            + r"))"
+            + _SOURCE
         ),
+    ),
+    Prefix(
+        "journald (short-monotonic, short-delta, short-unix: seconds since boot or since 1970, no date)",
+        re.compile(r"^(?:\[\s*\d+\.\d+(?: <\s*\d+\.\d+>)?\]|\d{9,}\.\d+)" + _SOURCE),
     ),
     Prefix("docker logs -t, kubectl logs --timestamps", _DOCKER),
     Prefix("docker compose (a service's name)", re.compile(r"^[\w.-]+\s+\| ")),
@@ -90,7 +103,8 @@ def lines(text: str) -> list[LogLine]:
     split = text.split("\n")
     if split and not split[-1]:
         split.pop()
-    return [clean(number, raw) for number, raw in unwrapped(enumerate((s.rstrip("\r") for s in split), 1))]
+    numbered = field_records(enumerate((s.rstrip("\r") for s in split), 1))
+    return [clean(number, raw) for number, raw in unwrapped(numbered)]
 
 
 def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
@@ -120,6 +134,90 @@ def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
         yield pending
 
 
+#: The head of a record of ``journalctl -o verbose``: its time (with the zone) and its cursor.
+_VERBOSE = re.compile(
+    r"^(?P<when>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \S+)?) \[s=[0-9a-f]+;i=[0-9a-f]+;"
+    r"b=[0-9a-f]+;m=[0-9a-f]+;t=[0-9a-f]+;x=[0-9a-f]+\]$"
+)
+#: A field of a record of ``-o verbose`` (four spaces before it) or ``-o export`` (none).
+_FIELD = re.compile(r"^(?P<indent> {4})?(?P<key>[A-Z0-9_]+)=(?P<value>.*)$")
+#: Where a log of such records shows itself: a verbose head or an export record's first field.
+FIELD_RECORDS = re.compile(
+    rb"^(?:__CURSOR=|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \S+)? \[s=[0-9a-f]+;)", re.M
+)
+
+
+class _Fields:
+    """One journald record of ``-o verbose`` or ``-o export`` being read, field by field."""
+
+    def __init__(self, when: str, indent: str) -> None:
+        #: The verbose head's time ("" for export: its __REALTIME_TIMESTAMP field gives it).
+        self.when, self.indent = when, indent
+        self.fields: dict[str, object] = {}
+        #: (line number, text) of each line of its message.
+        self.message: list[tuple[int, str]] = []
+        #: The field whose value continues on the lines after it (a multi-line or binary value), or "".
+        self.open = ""
+        self.binary = False
+
+    def take(self, number: int, raw: str) -> bool:
+        """Take one line of the record; False when it is not one of its lines."""
+        field = _FIELD.match(raw)
+        if field is not None and (field["indent"] or "") == self.indent:
+            key, value = field["key"], field["value"]
+            self.fields[key], self.open, self.binary = value, key, False
+            if key == "MESSAGE":
+                self.message = [(number, value)]
+            return True
+        if self.indent and self.open == "MESSAGE" and raw.startswith(" " * (len(self.indent) + len("MESSAGE="))):
+            self.message.append((number, raw[len(self.indent) + len("MESSAGE=") :]))  # verbose: a multi-line message
+            return True
+        if not self.indent and re.fullmatch(r"[A-Z0-9_]+", raw):  # export: a binary value (its length, 8 bytes, first)
+            self.open, self.binary = raw, True
+            if raw == "MESSAGE":
+                self.message = []
+            return True
+        if not self.indent and self.binary and raw:
+            if self.open == "MESSAGE":
+                self.message.append((number, raw[8:] if not self.message else raw))
+            return True
+        return False
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """The record's message as journald's short-full form prints it (a line each of a multi-line message)."""
+        if not self.message:
+            return
+        host = re.sub(r"\s", "-", str(self.fields.get("_HOSTNAME") or "-"))
+        prefix = f"{self.when or _journal_time(self.fields)} {host} {_journal_unit(self.fields)}: "
+        for number, text in self.message:
+            yield number, prefix + text
+
+
+def field_records(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, the records of ``journalctl -o verbose`` and ``-o export`` given as the
+    lines of the short form (a record's message under the number of its MESSAGE= line); other lines as they are."""
+    record: _Fields | None = None
+    for number, raw in numbered:
+        head = _VERBOSE.match(raw) if raw[:1].isupper() else None
+        if head is not None or raw.startswith("__CURSOR="):
+            if record is not None:
+                yield from record.lines()
+            record = _Fields(head["when"], "    ") if head is not None else _Fields("", "")
+            if head is None:
+                record.take(number, raw)
+            continue
+        if record is not None:
+            if record.take(number, raw):
+                continue
+            yield from record.lines()
+            record = None
+            if not raw:  # an export record's end
+                continue
+        yield number, raw
+    if record is not None:
+        yield from record.lines()
+
+
 def _record(raw: str) -> tuple[str, str, bool] | None:
     """A docker json-file or ``journalctl -o json`` record as the prefix and message its tool prints (and
     whether the message is whole), else None."""
@@ -145,7 +243,7 @@ def _record(raw: str) -> tuple[str, str, bool] | None:
     return f"{_journal_time(record)} {host} {_journal_unit(record)}: ", message, True
 
 
-def _journal_time(record: dict[str, object]) -> str:
+def _journal_time(record: Mapping[str, object]) -> str:
     """A journald record's time as the short format prints it (in UTC: the record does not say the zone)."""
     try:
         moment = datetime.fromtimestamp(int(str(record.get("__REALTIME_TIMESTAMP"))) / 1e6, timezone.utc)
@@ -154,7 +252,7 @@ def _journal_time(record: dict[str, object]) -> str:
     return moment.strftime("%b %d %H:%M:%S")
 
 
-def _journal_unit(record: dict[str, object]) -> str:
+def _journal_unit(record: Mapping[str, object]) -> str:
     name = re.sub(r"[^\w.@/-]", "-", str(record.get("SYSLOG_IDENTIFIER") or record.get("_COMM") or "-"))
     pid = record.get("SYSLOG_PID") or record.get("_PID")
     return f"{name}[{pid}]" if str(pid or "").isdigit() else name

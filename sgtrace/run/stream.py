@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO, cast
 
-from sgtrace.run.lines import LogError, LogLine, clean, unwrapped
+from sgtrace.run.lines import FIELD_RECORDS, LogError, LogLine, clean, field_records, unwrapped
 from sgtrace.run.messages import LITERALS
 
 
@@ -59,6 +59,13 @@ def relevant_lines(source: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_
     """The cleaned lines of *source* (bytes, text or a binary stream, maybe gzip) that can matter to a start-up."""
     blocks = _blocks(_stream(source), max_bytes)
     first = next(blocks, b"")
+    if FIELD_RECORDS.search(first, 0, 4096):  # journalctl -o verbose / -o export: a record's fields line by line
+        numbered = ((n, _text(line)) for n, line in enumerate(_every_line(_chained(first, blocks)), 1))
+        for number, text in unwrapped(field_records(numbered)):
+            encoded = text.encode("utf-8", errors="surrogateescape")
+            if _CANDIDATE.search(encoded) and RELEVANT.search(encoded):
+                yield clean(number, text)
+        return
     _refuse_binary(first)
     if first.lstrip()[:2] == b'{"':
         raw = _json_lines(_chained(first, blocks))
