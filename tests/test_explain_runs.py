@@ -393,3 +393,41 @@ def test_a_draft_loading_with_more_memory_free_than_its_target_left_is_the_draft
     draft = "[2025-05-30 16:00:05 TP0] Load weight begin. avail mem=70.16 GB"
     runs = split("\n".join([*lines[:5], draft, *lines[5:]]))
     assert [(r.ended, r.draft["avail_before_weights_gb"].value) for r in runs] == [("ready", 70.16)]
+
+
+def test_a_start_up_that_answered_its_warmup_was_up_though_its_ready_line_is_not_shown() -> None:
+    """A notebook's output may miss the ready line (a real docs-CI notebook: 'Uvicorn running', the warmup's
+    'POST /generate' answered, requests served, then the notebook kills its server with exit code 9): the
+    warmup answered from the machine itself is the evidence it was up, so the kill is a stop, not a death. Before
+    its pool is sized, or from another machine (a client's request), such a line says nothing of this start-up."""
+    lines = _started().splitlines()[:-1]  # no ready line
+    warmup = '[2025-05-30 16:00:07] INFO:     127.0.0.1:52006 - "POST /generate HTTP/1.1" 200 OK'
+    killed = "[2025-05-30 16:00:09] Child process unexpectedly failed with an exit code 9. pid=3018242"
+    (run,) = split("\n".join([*lines, warmup, killed]))
+    assert (run.ended, run.complete, run.death) == ("ready", True, None)
+    (quiet,) = split("\n".join([*lines, warmup]))
+    assert quiet.ended == "ready"
+    chat = warmup.replace("/generate", "/v1/chat/completions")  # the newest release's warmup of a VLM
+    assert split("\n".join([*lines, chat, killed]))[0].ended == "ready"
+    crashed = "[2025-05-30 16:00:09 TP0] Scheduler hit an exception: Traceback (most recent call last):"
+    assert split("\n".join([*lines, warmup, crashed]))[0].ended == "ready, then died (line 8)"
+    client = warmup.replace("127.0.0.1", "10.20.1.7")
+    assert split("\n".join([*lines, client, killed]))[0].ended == "died (line 8)"
+    failed = warmup.replace(" 200 OK", " 500 Internal Server Error")
+    assert split("\n".join([*lines, failed, killed]))[0].ended == "died (line 8)"
+    before_pool = split("\n".join([*lines[:3], warmup, killed]))
+    assert [r.ended for r in before_pool] == ["died (line 5)"]
+
+
+def test_a_server_stopped_by_its_http_server_ending_did_not_die_of_the_tracebacks_that_follow() -> None:
+    """A Colab notebook's server stopped with Ctrl-C (a real log): uvicorn's 'Shutting down', then the stamped
+    'ERROR: Traceback' of the KeyboardInterrupt: ready, then stopped. Before the server is up, the line (another
+    server's, maybe) stops nothing; a crash before the stop is still a death."""
+    stopped = "INFO:     Shutting down"
+    ending = "ERROR:    Traceback (most recent call last):"
+    assert [r.ended for r in split(_started(stopped, ending))] == ["ready, then stopped"]
+    crashed = "Scheduler hit an exception: Traceback (most recent call last):"
+    assert [r.ended for r in split(_started(crashed, stopped))] == ["ready, then died (line 8)"]
+    loading = _started().splitlines()[:3]
+    stamp = "[2025-05-30 16:00:04] "
+    assert [r.ended for r in split("\n".join([*loading, stamp + stopped, stamp + ending]))] == ["died (line 5)"]

@@ -78,6 +78,9 @@ class Building:
     #: The death's own words (a memory verdict's, else the line's first words).
     death_text: str = ""
     ready: bool = False
+    #: Whether, once its pool was sized, it answered a request of the machine itself (its warmup's): it was up
+    #: though no ready line says so. Not a boundary's evidence (another server's traffic may be in the stream).
+    served: bool = False
     tokens: Found | None = None
     scheduler_left: Found | None = None
     #: (rank, seconds) of the scheduler's line.
@@ -136,6 +139,9 @@ class Building:
                 self.verdicts.setdefault(name, (value, line.number))
         elif kind is Kind.AVAIL and line.rank in self.ranks and not self.ready:  # once up: a weights' update, LoRA
             self.ranks[line.rank].left = (event.figures["left_gb"], line.number, line.rank)
+        elif kind is Kind.SERVED:
+            sized = self.tokens is not None or any(rank.models[TARGET].pools for rank in self.ranks.values())
+            self.served = self.served or (sized and not self.ended.died)
         else:
             self._end(event)
 
@@ -235,20 +241,24 @@ class Building:
         if event.kind is Kind.READY:
             self.ready = True
             self.ended = Ended.READY
-        elif event.kind is Kind.DEATH and not self.ended.died:
-            if self.ready and (event.message == "child_exit" or not (line.when or line.unit)):
+        elif event.kind is Kind.DEATH and not self.ended.died and not self.ended.stopped:
+            if (self.ready or self.served) and (event.message == "child_exit" or not (line.when or line.unit)):
                 # once up: a process exiting is the server stopped (a notebook kills it), and a traceback with no
                 # prefix to tie it to the server is a client's in the same stream (a CI test's failed assertion);
                 # the server's own crash is stamped ("Scheduler hit an exception", "Received sigquit")
+                if not self.ready:  # its warmup answered: up, as a ready line would have said
+                    self.ended = Ended.READY
                 return
-            self.ended = Ended.READY_THEN_DIED if self.ready else Ended.DIED
+            self.ended = Ended.READY_THEN_DIED if self.ready or self.served else Ended.DIED
             self.death = line.number
             self.death_text = line.text[:300]
             self.died_at = line.seconds if line.seconds is not None else self.last_seconds
             for name, value in event.figures.items():
                 self.verdicts.setdefault(name, (value, line.number))
         elif event.kind is Kind.SERVICE_STOP and not self.ended.died:
-            self.ended = Ended.READY_THEN_STOPPED if self.ready else Ended.STOPPED
+            if event.message == "http_stopped" and not (self.ready or self.served):
+                return  # another server's, maybe: only a server that is up is stopped by its HTTP server's end
+            self.ended = Ended.READY_THEN_STOPPED if self.ready or self.served else Ended.STOPPED
 
     def figures_seen(self) -> bool:
         """Whether a model figure or the scheduler line was logged."""

@@ -30,6 +30,8 @@ class Kind(enum.Enum):
     VERDICT = "verdict"
     #: The server is up.
     READY = "ready"
+    #: A request the server answered on the machine itself (its warmup's): it was up, whether or not it said so.
+    SERVED = "served"
     #: The start-up died (a traceback, a memory error, a failed unit).
     DEATH = "death"
     #: The server's arguments (``server_args=ServerArgs(...)``).
@@ -597,6 +599,26 @@ MESSAGES: tuple[Message, ...] = (
         re.compile(r"The server is fired up and ready to roll"),
         description="the server is up",
         forms=("The server is fired up and ready to roll!",),
+    ),
+    Message(
+        "served",
+        Kind.SERVED,
+        "127.0.0.1:",
+        re.compile(r'127\.0\.0\.1:\d+ - "POST /(?:generate|encode|v1/chat/completions) HTTP/[\d.]+" 200\b'),
+        description=(
+            "the server answered a request of the machine itself (its warmup's, uvicorn's access log): it was up, even"
+            " where its ready line is not in the log (a notebook's output that missed it)"
+        ),
+    ),
+    Message(
+        "http_stopped",
+        Kind.SERVICE_STOP,
+        "Shutting down",
+        re.compile(r"^INFO:\s+Shutting down$"),
+        description=(
+            "the HTTP server (uvicorn) stopping on a signal (a Ctrl-C, a kill): once the server is up, it was stopped;"
+            " the tracebacks of its processes' ending that follow are no death"
+        ),
     ),
     Message(
         "child_exit",

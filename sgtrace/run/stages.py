@@ -105,3 +105,8 @@ class Ended(enum.Enum):
     def died(self) -> bool:
         """Whether it died."""
         return self in (Ended.DIED, Ended.READY_THEN_DIED)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether it was stopped (what its processes print as they end after that is no death)."""
+        return self in (Ended.STOPPED, Ended.READY_THEN_STOPPED)

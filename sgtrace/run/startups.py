@@ -252,6 +252,8 @@ def _finish(index: int, run: Building) -> StartUp:
         )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
     end = run.ended
+    if end is Ended.UNFINISHED and run.served:  # it answered its warmup: up, though its ready line is not shown
+        end = Ended.READY
     if end is Ended.UNFINISHED and run.tokens is not None:
         end = Ended.INITIALISED
     words = f"{end.value} (line {run.death})" if end.died else end.value
