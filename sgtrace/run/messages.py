@@ -603,11 +603,13 @@ MESSAGES: tuple[Message, ...] = (
     Message(
         "served",
         Kind.SERVED,
-        "127.0.0.1:",
-        re.compile(r'127\.0\.0\.1:\d+ - "POST /(?:generate|encode|v1/chat/completions) HTTP/[\d.]+" 200\b'),
+        "POST /generate",
+        re.compile(r'127\.0\.0\.1:\d+ - "POST /generate HTTP/[\d.]+" 200\b'),
         description=(
             "the server answered a request of the machine itself (its warmup's, uvicorn's access log): it was up, even"
-            " where its ready line is not in the log (a notebook's output that missed it)"
+            " where its ready line is not in the log (a notebook's output that missed it). Only /generate, the warmup"
+            " of every release's generation models: its words are rare in a journal's traffic (a pre-filter of"
+            " '127.0.0.1:', a digit first, read a journal 25 % slower)"
         ),
     ),
     Message(
