@@ -431,3 +431,30 @@ def test_a_server_stopped_by_its_http_server_ending_did_not_die_of_the_traceback
     loading = _started().splitlines()[:3]
     stamp = "[2025-05-30 16:00:04] "
     assert [r.ended for r in split("\n".join([*loading, stamp + stopped, stamp + ending]))] == ["died (line 5)"]
+
+
+def test_a_bare_traceback_before_the_first_step_is_not_the_death_of_a_start_up_that_goes_on() -> None:
+    """A real docs-CI notebook: the server's arguments, then the previous cell's client timing out (a traceback
+    with no prefix, in the same stream), then the server's own steps: one start-up, whose arguments (a capped
+    pool) are its own, not a dead start-up and a second one without arguments. A traceback after a step, or a
+    stamped one, is still a death; a new launch shows its arguments first."""
+    lines = _started().splitlines()
+    later = [line.replace("16:00:", "16:01:") for line in lines]  # the steps a minute on: past a death's trail
+    client = ["Traceback (most recent call last):", "httpx.ReadTimeout: The read operation timed out"]
+    (run,) = split("\n".join([lines[0], *client, *later[1:]]))
+    assert run.ended == "ready" and run.server_args["mem_fraction_static"] == 0.8
+    assert any("line 2 came before its first step" in caution for caution in run.cautions)
+    after_step = split("\n".join([*lines[:2], *client, *later[2:]]))
+    assert [r.ended for r in after_step] == ["died (line 3)", "ready"]
+    stamped = split("\n".join([lines[0], "[2025-05-30 16:00:00] " + client[0], *later[1:]]))
+    assert [r.ended for r in stamped] == ["died (line 2)", "ready"]
+
+
+def test_sglangs_own_sigterm_line_stops_the_start_up_up_or_not() -> None:
+    """'SIGTERM received. ... Draining requests and shutting down...' (real AMD CI logs: the CI's timeout on a hung
+    warmup; a server stopped after its benchmark): stopped, and what its processes print as they end is no death."""
+    term = "SIGTERM received. signum=None frame=None. Draining requests and shutting down..."
+    ending = "ERROR:    Traceback (most recent call last):"
+    assert [r.ended for r in split(_started(term, ending))] == ["ready, then stopped"]
+    hung = _started().splitlines()[:-1] + ["[2025-05-30 16:08:00] " + term, "[2025-05-30 16:08:01] " + ending]
+    assert [r.ended for r in split("\n".join(hung))] == ["stopped"]

@@ -97,6 +97,8 @@ def _after_end(run: Building, event: Event) -> str:
     if run.ready or run.ended.name == "STOPPED":
         return f"a start-up line after the server {'got ready' if run.ready else 'stopped'}"
     if run.ended.died:  # the other ranks are killed within seconds; their last lines may trail
+        if run.went_on(event):
+            return ""
         if seconds is None or run.died_at is None or seconds - run.died_at > DEATH_S:
             return "a start-up line after the server died"
     if run.scheduler_at is not None and event.step:

@@ -77,6 +77,12 @@ class Building:
     death: int | None = None
     #: The death's own words (a memory verdict's, else the line's first words).
     death_text: str = ""
+    #: Whether the death's line has no prefix to tie it to the server (a bare traceback: the server's, or a
+    #: client's printed into the same stream).
+    death_untied: bool = False
+    #: A traceback with no prefix that was not its death after all (its start-up went on): (its line, the line
+    #: the start-up went on at).
+    outlived: tuple[int, int] | None = None
     ready: bool = False
     #: Whether, once its pool was sized, it answered a request of the machine itself (its warmup's): it was up
     #: though no ready line says so. Not a boundary's evidence (another server's traffic may be in the stream).
@@ -123,6 +129,15 @@ class Building:
         if line.pid and line.seconds is not None and not self.pid:
             self.pid = line.pid
         kind = event.kind
+        if self.ended.died and self.death is not None and self.went_on(event):
+            self.outlived = (self.death, line.number)
+            self.ended, self.death, self.death_text, self.died_at, self.death_untied = (
+                Ended.UNFINISHED,
+                None,
+                "",
+                None,
+                False,
+            )
         if event.step:
             self._step(event, slot)
         elif kind is Kind.SERVER_ARGS:
@@ -144,6 +159,15 @@ class Building:
             self.served = self.served or (sized and not self.ended.died)
         else:
             self._end(event)
+
+    def went_on(self, event: Event) -> bool:
+        """Whether *event* is this start-up going on after a traceback that was not its death: a traceback with no
+        prefix to tie it to the server (a client's in the same stream: a notebook's earlier cell timing out)
+        before the start-up logged any step, and then a step, from its process. A new launch shows its arguments
+        (or its command, or a service start) before its steps."""
+        line = event.line
+        same = not self.pid or not line.pid or line.pid == self.pid
+        return self.death_untied and self.top is None and event.step and same
 
     def _clock(self, line: LogLine) -> None:
         if line.seconds is None:
@@ -252,6 +276,7 @@ class Building:
             self.ended = Ended.READY_THEN_DIED if self.ready or self.served else Ended.DIED
             self.death = line.number
             self.death_text = line.text[:300]
+            self.death_untied = not (line.when or line.unit)
             self.died_at = line.seconds if line.seconds is not None else self.last_seconds
             for name, value in event.figures.items():
                 self.verdicts.setdefault(name, (value, line.number))

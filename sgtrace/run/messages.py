@@ -623,6 +623,17 @@ MESSAGES: tuple[Message, ...] = (
         ),
     ),
     Message(
+        "sigterm",
+        Kind.SERVICE_STOP,
+        "SIGTERM received",
+        re.compile(r"^SIGTERM received\. .*Draining requests and shutting down"),
+        description=(
+            "SGLang stopping on a SIGTERM (a service stop, a CI's timeout): the start-up was stopped, up or not;"
+            " the tracebacks of its processes' ending that follow are no death"
+        ),
+        forms=("SIGTERM received. {} {}. Draining requests and shutting down...",),
+    ),
+    Message(
         "child_exit",
         Kind.DEATH,
         "exit code",

@@ -250,6 +250,11 @@ def _finish(index: int, run: Building) -> StartUp:
             f"its server_args= line (line {line}) is cut short {after}: the fields after it are not in the log, and"
             " the release's defaults stand for them (--set NAME=VALUE gives one)"
         )
+    if run.outlived is not None:
+        cautions.append(
+            f"the traceback with no prefix at line {run.outlived[0]} came before its first step and the start-up went"
+            f" on at line {run.outlived[1]}: not its death (a client's, printed into the same stream)"
+        )
     complete = run.ready or (not run.ended.died and ("kv_gb" in target or run.tokens is not None))
     end = run.ended
     if end is Ended.UNFINISHED and run.served:  # it answered its warmup: up, though its ready line is not shown
