@@ -90,7 +90,8 @@ Examples:
 The release: PATH or SPEC, else the installed sglang; with neither, exit 2
 (the formula is the release's own). A version the log or --server-info names
 is checked against it.
-Logs: plain SGLang logs, journalctl (short, -o cat or -o json), docker logs -t,
+Logs: plain SGLang logs, journalctl (any -o: short, short-iso, short-full,
+short-monotonic, cat, json, verbose, export...), docker logs -t,
 docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved;
 read as a stream (--max-log-mb bounds the decompressed size). Any grep of a
 journal will do: a start-up begins on evidence that a new server began (a
