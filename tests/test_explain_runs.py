@@ -405,6 +405,9 @@ def test_a_start_up_that_answered_its_warmup_was_up_though_its_ready_line_is_not
     killed = "[2025-05-30 16:00:09] Child process unexpectedly failed with an exit code 9. pid=3018242"
     (run,) = split("\n".join([*lines, warmup, killed]))
     assert (run.ended, run.complete, run.death) == ("ready", True, None)
+    assert any("ready line is not in the log" in c and "(line 7)" in c for c in run.cautions)
+    embedding = warmup.replace("/generate", "/encode")  # an embedding model's warmup
+    assert split("\n".join([*lines, embedding, killed]))[0].ended == "ready"
     (quiet,) = split("\n".join([*lines, warmup]))
     assert quiet.ended == "ready"
     chat = warmup.replace("/generate", "/v1/chat/completions")  # a client's traffic, whatever its address

@@ -87,6 +87,8 @@ class Building:
     #: Whether, once its pool was sized, it answered a request of the machine itself (its warmup's): it was up
     #: though no ready line says so. Not a boundary's evidence (another server's traffic may be in the stream).
     served: bool = False
+    #: The line of that request.
+    served_at: int | None = None
     tokens: Found | None = None
     scheduler_left: Found | None = None
     #: (rank, seconds) of the scheduler's line.
@@ -156,7 +158,8 @@ class Building:
             self.ranks[line.rank].left = (event.figures["left_gb"], line.number, line.rank)
         elif kind is Kind.SERVED:
             sized = self.tokens is not None or any(rank.models[TARGET].pools for rank in self.ranks.values())
-            self.served = self.served or (sized and not self.ended.died)
+            if not self.served and sized and not self.ended.died:
+                self.served, self.served_at = True, line.number
         else:
             self._end(event)
 

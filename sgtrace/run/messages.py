@@ -613,6 +613,13 @@ MESSAGES: tuple[Message, ...] = (
         ),
     ),
     Message(
+        "served_encode",
+        Kind.SERVED,
+        "POST /encode",
+        re.compile(r'127\.0\.0\.1:\d+ - "POST /encode HTTP/[\d.]+" 200\b'),
+        description="the warmup of an embedding model answered (as 'served' for a generation model's)",
+    ),
+    Message(
         "http_stopped",
         Kind.SERVICE_STOP,
         "Shutting down",

@@ -250,6 +250,11 @@ def _finish(index: int, run: Building) -> StartUp:
             f"its server_args= line (line {line}) is cut short {after}: the fields after it are not in the log, and"
             " the release's defaults stand for them (--set NAME=VALUE gives one)"
         )
+    if run.served and not run.ready:
+        cautions.append(
+            f"its ready line is not in the log: it was up once its warmup was answered from the machine itself (line"
+            f" {run.served_at})"
+        )
     if run.outlived is not None:
         cautions.append(
             f"the traceback with no prefix at line {run.outlived[0]} came before its first step and the start-up went"
