@@ -34,11 +34,14 @@ class Engine:
     measures_free_memory: frozenset[str]
 
 
+#: Environment variables' names as every engine here spells them (``SGLANG_X``, ``VLLM_X``, ``LMDEPLOY_X``).
+_ENVIRONMENT = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+
 SGLANG = Engine(
     name="sglang",
     arguments=("server_args",),
     accessor_prefix="get_",
-    environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
+    environment=_ENVIRONMENT,
     measures_free_memory=frozenset({"get_available_gpu_memory"}),
 )
 
@@ -49,7 +52,7 @@ VLLM = Engine(
     name="vllm",
     arguments=("cache_config", "parallel_config", "scheduler_config", "vllm_config", "engine_args"),
     accessor_prefix="get_",
-    environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
+    environment=_ENVIRONMENT,
     measures_free_memory=frozenset({"mem_get_info"}),
 )
 
@@ -60,7 +63,7 @@ LMDEPLOY = Engine(
     name="lmdeploy",
     arguments=("cache_config", "engine_config", "backend_config", "scheduler_config"),
     accessor_prefix="get_",
-    environment=re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$"),
+    environment=_ENVIRONMENT,
     measures_free_memory=frozenset({"mem_get_info"}),
 )
 
