@@ -116,6 +116,11 @@ class Building:
     #: SGLang's verdicts: quantity -> (value, line) (the fraction it chose, the profile it rejected...).
     verdicts: dict[str, tuple[float, int]] = field(default_factory=dict)
 
+    @property
+    def up(self) -> bool:
+        """Whether it was up: its ready line, or its warmup answered (:attr:`served`)."""
+        return self.ready or self.served
+
     def position(self, stage: Stage) -> int:
         """Where *stage* comes in this start-up's order."""
         return _position(self.order, stage)
@@ -269,14 +274,14 @@ class Building:
             self.ready = True
             self.ended = Ended.READY
         elif event.kind is Kind.DEATH and not self.ended.died and not self.ended.stopped:
-            if (self.ready or self.served) and (event.message == "child_exit" or not (line.when or line.unit)):
+            if self.up and (event.message == "child_exit" or not (line.when or line.unit)):
                 # once up: a process exiting is the server stopped (a notebook kills it), and a traceback with no
                 # prefix to tie it to the server is a client's in the same stream (a CI test's failed assertion);
                 # the server's own crash is stamped ("Scheduler hit an exception", "Received sigquit")
                 if not self.ready:  # its warmup answered: up, as a ready line would have said
                     self.ended = Ended.READY
                 return
-            self.ended = Ended.READY_THEN_DIED if self.ready or self.served else Ended.DIED
+            self.ended = Ended.READY_THEN_DIED if self.up else Ended.DIED
             self.death = line.number
             self.death_text = line.text[:300]
             self.death_untied = not (line.when or line.unit)
@@ -284,9 +289,9 @@ class Building:
             for name, value in event.figures.items():
                 self.verdicts.setdefault(name, (value, line.number))
         elif event.kind is Kind.SERVICE_STOP and not self.ended.died:
-            if event.message == "http_stopped" and not (self.ready or self.served):
+            if event.message == "http_stopped" and not self.up:
                 return  # another server's, maybe: only a server that is up is stopped by its HTTP server's end
-            self.ended = Ended.READY_THEN_STOPPED if self.ready or self.served else Ended.STOPPED
+            self.ended = Ended.READY_THEN_STOPPED if self.up else Ended.STOPPED
 
     def figures_seen(self) -> bool:
         """Whether a model figure or the scheduler line was logged."""

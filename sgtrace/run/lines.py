@@ -134,17 +134,17 @@ def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
         yield pending
 
 
-#: The head of a record of ``journalctl -o verbose``: its time (with the zone) and its cursor.
+#: A verbose record's time (with the zone), as its head begins.
+_VERBOSE_WHEN = r"[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \S+)?"
+#: The head of a record of ``journalctl -o verbose``: its time and its cursor.
 _VERBOSE = re.compile(
-    r"^(?P<when>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \S+)?) \[s=[0-9a-f]+;i=[0-9a-f]+;"
-    r"b=[0-9a-f]+;m=[0-9a-f]+;t=[0-9a-f]+;x=[0-9a-f]+\]$"
+    rf"^(?P<when>{_VERBOSE_WHEN}) \[s=[0-9a-f]+;i=[0-9a-f]+;b=[0-9a-f]+;m=[0-9a-f]+;t=[0-9a-f]+;x=[0-9a-f]+\]$"
 )
 #: A field of a record of ``-o verbose`` (four spaces before it) or ``-o export`` (none).
 _FIELD = re.compile(r"^(?P<indent> {4})?(?P<key>[A-Z0-9_]+)=(?P<value>.*)$")
-#: Where a log of such records shows itself: a verbose head or an export record's first field.
-FIELD_RECORDS = re.compile(
-    rb"^(?:__CURSOR=|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \S+)? \[s=[0-9a-f]+;)", re.M
-)
+#: Where a log of such records shows itself (in its first bytes): a verbose head or an export record's first
+#: field.
+FIELD_RECORDS = re.compile(rf"^(?:__CURSOR=|{_VERBOSE_WHEN} \[s=[0-9a-f]+;)".encode("ascii"), re.M)
 
 
 class _Fields:
