@@ -13,6 +13,7 @@ import pytest
 
 import sgtrace.cache
 import sgtrace.index.chunks
+import sgtrace.index.identifiers
 import sgtrace.index.project
 from sgtrace.api import RunOptions, TraceQuery, caps, find
 from sgtrace.cache import folder_digest
@@ -20,11 +21,11 @@ from sgtrace.cachedir import prune, tidy
 from sgtrace.discover import discover
 from sgtrace.index.body import read_body
 from sgtrace.index.chunks import index_tree
-from sgtrace.index.identifiers import IdentifierIndex, chunk_words, stored, words_of
+from sgtrace.index.identifiers import IdentifierIndex, Vocabulary, chunk_words, stored, words_of
 from sgtrace.index.outline import outline
 from sgtrace.index.packing import pack_body, pack_outline, unpack_body, unpack_outline
 from sgtrace.index.project import Project
-from sgtrace.index.store import ContentStore
+from sgtrace.index.store import ContentStore, content_digest
 from sgtrace.model import FindQuery
 from sgtrace.parse import parse
 from sgtrace.sources import Target
@@ -85,6 +86,60 @@ def test_chunk_words_answer_as_the_files_do() -> None:
     assert index.get("forward") == ("a", "d") and index.get("forward_batch") == ("b",) and index.get("nope") == ()
     plain = IdentifierIndex([(m, f) for m, f in zip(modules, files, strict=True) if m])
     assert all(plain.get(w) == index.get(w) for w in ("forward", "self", "pass", "A", "x"))
+
+
+def test_a_vocabulary_answers_as_each_trees_files_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trees read one after another share a vocabulary: each answers with its own files only, and a content
+    met before is not split again."""
+    split: list[bytes] = []
+    monkeypatch.setattr(sgtrace.index.identifiers, "words_of", lambda data: split.append(data) or words_of(data))
+    one = {"a": b"def forward(self): pass", "b": b"x = forward_batch", "c": b"class A(forward): old_name = 1"}
+    two = {"a": b"def forward(self): pass", "b": b"x = forward_batch + new_name", "e": b"from a import forward"}
+    vocabulary = Vocabulary()
+    indexes = []
+    added: list[list[bytes]] = []
+    for tree in (one, two):
+        index = IdentifierIndex()
+        modules = [*tree, None]
+        start = len(split)
+        numbers = [vocabulary.add(content_digest(data), data) for data in tree.values()] + [None]
+        added.append(split[start:])
+        index.add_numbered(vocabulary, modules[:2], numbers[:2])  # in two chunks, as a pass adds them
+        index.add_numbered(vocabulary, modules[2:], numbers[2:])
+        indexes.append(index)
+        plain = IdentifierIndex(list(tree.items()))
+        words = {w.decode() for data in tree.values() for w in words_of(data)} | {"old_name", "new_name", "nope"}
+        assert {w: index.get(w) for w in words} == {w: plain.get(w) for w in words}
+        assert index.closest("forwrd") == plain.closest("forwrd") == ["forward"]
+    assert added == [list(one.values()), [two["b"], two["e"]]]  # "a" was met before
+    assert indexes[0].get("old_name") == ("c",) and indexes[1].get("old_name") == ()
+    assert indexes[1].get("forward") == ("a", "e") and indexes[0].get("forward") == ("a", "c")
+    assert len(vocabulary) == 5
+
+
+def test_trees_read_with_a_vocabulary_have_the_words_they_have_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree read with the vocabulary of the tree before it (a history's next release) answers every word as
+    it does read alone, and only its new contents are split."""
+    monkeypatch.setattr(sgtrace.index.chunks, "CUT", 2)  # several chunks even for a small tree
+    first, second = _copy(tmp_path, "one"), _copy(tmp_path, "two")
+    changed = sorted(second.rglob("*.py"))
+    changed[0].write_text(changed[0].read_text() + "\nnew_word_here = 1\n")
+    changed[1].unlink()
+    (second / "added.py").write_text("def added_function(x):\n    return x.max_total_num_tokens\n")
+    vocabulary = Vocabulary()
+    index_tree(discover(str(first)), "max_total_num_tokens", RunOptions(jobs=1, vocabulary=vocabulary))
+    split: list[bytes] = []
+    monkeypatch.setattr(sgtrace.index.identifiers, "words_of", lambda data: split.append(data) or words_of(data))
+    shared = index_tree(discover(str(second)), "max_total_num_tokens", RunOptions(jobs=1, vocabulary=vocabulary))
+    assert sorted(split) == sorted([changed[0].read_bytes(), (second / "added.py").read_bytes()])
+    alone = index_tree(discover(str(second)), "max_total_num_tokens", RunOptions(jobs=1))
+    words = {w.decode() for p in (*first.rglob("*.py"), *second.rglob("*.py")) for w in words_of(p.read_bytes())}
+    assert {w: shared.identifiers.get(w) for w in words} == {w: alone.identifiers.get(w) for w in words}
+    assert shared.identifiers.get("new_word_here") and shared.identifiers.get("added_function") == ("two.added",)
+    assert shared.scan.digest == alone.scan.digest and shared.digests == alone.digests
+    assert [s for _, s in shared.scan.files] == [s for _, s in alone.scan.files]
 
 
 def test_damaged_stored_words_are_built_again(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,6 +41,7 @@ from sgtrace.index.identifiers import (
     ChunkWords,
     IdentifierIndex,
     Source,
+    Vocabulary,
     chunk_words,
     is_word,
     stored,
@@ -115,6 +116,8 @@ class _Job:
     cache_dir: Path | None
     #: Whether these are all the chunk's files (only then are its words taken: its key needs every content).
     whole: bool
+    #: Where the words go instead of the chunk's own (a :class:`Vocabulary`, when the chunk is read here).
+    vocabulary: Vocabulary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,9 @@ class _Read:
     #: The chunk's words (:func:`~sgtrace.index.identifiers.chunk_words`), when the job was whole and the store
     #: lacked them.
     words: dict[str, Any] | None
+    #: Each file's content's number in the job's vocabulary (None for a file not indexed or not read), when
+    #: the job had one and was whole.
+    numbers: tuple[int | None, ...] | None = None
 
 
 def index_tree(
@@ -142,10 +148,10 @@ def index_tree(
     shared = partial(Manifest, options.cache_dir, name[len(attribute) :])  # every query's: the name, no attribute
     pass_ = _Pass(listing, attribute, manifest, shared, ContentStore(options.cache_dir), options.cache_dir is not None)
     chunks = list(_chunks(listing.files))
-    jobs = [pass_.job(chunk, first, options.cache_dir) for chunk in chunks]
+    jobs = [pass_.job(chunk, first, options.cache_dir, options.vocabulary) for chunk in chunks]
     workers = Workers(options.jobs)
     few = sum(len(j.files) for j in jobs) < POOL_FILES and pass_.naming < POOL_BYTES
-    workers.inline = workers.inline or few or len(chunks) < 2
+    workers.inline = workers.inline or few or len(chunks) < 2 or options.vocabulary is not None
     reading = any(job.files for job in jobs)
     try:
         futures = [workers.submit(_read_chunk, job) if job.files else None for job in jobs]
@@ -193,14 +199,21 @@ class _Pass:
         self.parsed = 0
         self.index = IdentifierIndex()
 
-    def job(self, chunk: list[SourceFile], first: dict[str, SourceFile], cache_dir: Path | None) -> _Job:
+    def job(
+        self,
+        chunk: list[SourceFile],
+        first: dict[str, SourceFile],
+        cache_dir: Path | None,
+        vocabulary: Vocabulary | None,
+    ) -> _Job:
         """The files of a chunk that must be read; those the manifest knows unchanged (with their scans) are taken,
         and so are those another query's run read, unchanged, whose words do not hold the attribute."""
         unknown = [source for source in chunk if not self._known(source)]
         whole = len(unknown) == len(chunk)
-        if whole and self._digested(chunk, first):
+        if whole and vocabulary is None and self._digested(chunk, first):
             unknown, whole = [source for source in chunk if source.abspath not in self.contents], False
-        return _Job(tuple(_wanted(source, first) for source in unknown), self.attribute, cache_dir, whole)
+        wanted = tuple(_wanted(source, first) for source in unknown)
+        return _Job(wanted, self.attribute, cache_dir, whole, vocabulary if whole else None)
 
     def _digested(self, chunk: list[SourceFile], first: dict[str, SourceFile]) -> bool:
         """Take the files of a chunk another query's run read, unchanged since, that do not hold the attribute
@@ -263,6 +276,9 @@ class _Pass:
         modules = _indexed(chunk, first)
         contents = [self.contents.get(s.abspath) for s in chunk]
         key = _chunk_key([s.module for s in chunk], modules, contents)
+        if read is not None and read.numbers is not None and job.vocabulary is not None:
+            self.index.add_numbered(job.vocabulary, modules, read.numbers)
+            return
         build = self._builder(chunk, modules, key)
         words: Mapping[str, Any] | ChunkWords | None = self.loaded.pop(key, None)
         if read is not None and read.words is not None:
@@ -376,6 +392,13 @@ def _read_chunk(job: _Job) -> _Read:
     if not job.whole:
         return _Read(tuple(accounts), scans, None)
     modules = [module if indexed else None for _, _, module, indexed in job.files]
+    if job.vocabulary is not None:
+        add = job.vocabulary.add
+        numbers = tuple(
+            add(a[2], d) if d is not None and m is not None and not isinstance(a, str) else None
+            for a, d, m in zip(accounts, datas, modules, strict=True)
+        )
+        return _Read(tuple(accounts), scans, None, numbers)
     contents = [a[2] if not isinstance(a, str) else None for a in accounts]
     key = _chunk_key([module for _, _, module, _ in job.files], modules, contents)
     if store.enabled and store.words(key) is not None:

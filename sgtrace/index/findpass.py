@@ -42,6 +42,10 @@ class RunOptions:
     notify: Callable[[str], None] | None = field(default=None, compare=False)
     #: Bounds on what the run reads and keeps.
     limits: Limits = Limits()
+    #: The words of every file content this process met (an :class:`~sgtrace.index.identifiers.Vocabulary`),
+    #: for trees read one after another in one process; the tree is then read here, its words neither packed
+    #: nor stored.
+    vocabulary: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

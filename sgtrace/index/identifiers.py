@@ -182,11 +182,81 @@ class _Packed:
             return ask(self.table)
 
 
+class Vocabulary:
+    """The words of every file content one process met, for trees read one after another (a history's
+    releases share most of their files): a content met before is not split again, and no tree's words are
+    packed.
+
+    Each word keeps the numbers of the contents holding it (32-bit, packed in a bytearray as
+    :func:`chunk_words` packs positions: no container per word for the collector to walk).
+    """
+
+    def __init__(self) -> None:
+        self._numbers: dict[bytes, int] = {}
+        self._holding: defaultdict[bytes, bytearray] = defaultdict(bytearray)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def add(self, content: bytes, data: bytes) -> int:
+        """The number of the file content whose digest is *content* (its bytes *data*), its words taken when new."""
+        number = self._numbers.get(content)
+        if number is None:
+            number = self._numbers[content] = len(self._numbers)
+            holders = map(self._holding.__getitem__, words_of(data))
+            deque[None](map(bytearray.extend, holders, repeat(number.to_bytes(4, "little"))), maxlen=0)
+        return number
+
+    def holding(self, name: str) -> array[int]:
+        """The numbers of the contents that hold *name* as a word."""
+        found = array("I")
+        packed = self._holding.get(name.encode("utf-8", "surrogateescape"))
+        if packed is not None:
+            found.frombytes(packed)
+            if sys.byteorder != "little":
+                found.byteswap()
+        return found
+
+    def words(self, numbers: Set[int]) -> set[str]:
+        """Every word held by one of the contents *numbers*."""
+        found: set[str] = set()
+        for word, packed in self._holding.items():
+            held = array("I", packed)
+            if sys.byteorder != "little":
+                held.byteswap()
+            if not numbers.isdisjoint(held):
+                found.add(word.decode("utf-8", "replace"))
+        return found
+
+
+class _Shared:
+    """A tree's files as their contents' numbers in a :class:`Vocabulary`."""
+
+    def __init__(self, source: Vocabulary) -> None:
+        self.source = source
+        #: A content's number -> the modules of the tree with that content.
+        self.modules: dict[int, list[str]] = {}
+
+    def add(self, modules: Sequence[str | None], numbers: Sequence[int | None]) -> None:
+        for module, number in zip(modules, numbers, strict=True):
+            if module is not None and number is not None:
+                self.modules.setdefault(number, []).append(module)
+
+    def holding(self, name: str) -> list[str]:
+        found = map(self.modules.get, self.source.holding(name))
+        return [module for modules in found if modules is not None for module in modules]
+
+    def vocabulary(self) -> set[str]:
+        """Every word of the tree's files."""
+        return self.source.words(self.modules.keys())
+
+
 class IdentifierIndex:
     """Identifier -> the modules whose text contains it as a word."""
 
     def __init__(self, contents: Sequence[tuple[str, bytes]] = ()) -> None:
-        self._chunks: list[_Files | _Packed] = []
+        self._chunks: list[_Files | _Packed | _Shared] = []
+        self._shared: _Shared | None = None
         self._found: dict[str, tuple[str, ...]] = {}
         if contents:
             self.add_sets([m for m, _ in contents], [words_of(data) for _, data in contents])
@@ -209,6 +279,17 @@ class IdentifierIndex:
         *rebuild* gives them again from the files, should stored ones turn out damaged.
         """
         self._chunks.append(_Packed(modules, words, rebuild, load))
+        self._found = {}
+
+    def add_numbered(
+        self, vocabulary: Vocabulary, modules: Sequence[str | None], numbers: Sequence[int | None]
+    ) -> None:
+        """Add a chunk as its files' modules and the numbers of their contents in *vocabulary* (None for a file
+        not indexed)."""
+        if self._shared is None or self._shared.source is not vocabulary:
+            self._shared = _Shared(vocabulary)
+            self._chunks.append(self._shared)
+        self._shared.add(modules, numbers)
         self._found = {}
 
     def get(self, name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
