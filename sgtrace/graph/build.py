@@ -63,6 +63,7 @@ def build(
         slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
         if loads:
             slicer.graph.graph[LOADS] = search(slicer.calls, list(loads))
+    slicer.finish()
     return slicer
 
 

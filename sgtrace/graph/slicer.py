@@ -197,6 +197,14 @@ class Slicer:
         self._mode = MAIN
         return self.graph
 
+    def finish(self) -> None:
+        """Drop what slicing kept to go on (the memos of callbacks bound to this slicer): the slicer then is in
+        no cycle of references, and it and all it reached are freed as soon as it is dropped, with no
+        collection of cycles (a history's lane reads one release after another in one process)."""
+        self._todo.clear()
+        self._slots.clear()
+        self._slot_sources.clear()
+
     # -- seeds ---------------------------------------------------------------
 
     def seed_assignment(self, scope: Scope, assignment: Assignment) -> Point:
