@@ -976,8 +976,11 @@ class _Stops:
         if lanes < 2 or len(indexes) < 2 or not can_fork():
             return {index: self.read(index, points[index]) for index in indexes}
         read: dict[int, Stop] = {}
-        # in a child: its tree read inline (the lanes use the cores), and no progress bar of its own
-        alone = dataclasses.replace(self.options, jobs=1, progress=None)
+        from sgtrace.index.identifiers import Vocabulary
+
+        # in a lane's child: its trees read inline (the lanes use the cores), no progress bar of its own, and
+        # the words of the contents it met kept from one tree to the next (each child a copy of this empty one)
+        alone = dataclasses.replace(self.options, jobs=1, progress=None, vocabulary=Vocabulary())
         self.log = _apart(self.log)
 
         def done(index: int, answer: tuple[Stop, tuple[int, int, tuple[str, ...]] | None] | None, why: str) -> None:
@@ -996,6 +999,10 @@ class _Stops:
         """The stop, fetched (if it was not) and analysed here; a stop that says why when it cannot be."""
         self.notify(f"{point.label}: reading")
         gc.collect()  # what the stop before left (the CLI collects cycles rarely: see cli.main)
+        if self.options.vocabulary is None and self.options.jobs == 1:
+            from sgtrace.index.identifiers import Vocabulary
+
+            self.options = dataclasses.replace(self.options, vocabulary=Vocabulary())
         stop, seen = self._analysed(point, self.options)
         if seen is not None:
             self.seen[index] = seen

@@ -1,14 +1,17 @@
-"""Pieces of work run in forked child processes, in one or two lanes, one child a piece.
+"""Pieces of work run in forked child processes, in one or two lanes, each lane one child.
 
-A history reads a dozen releases; each read allocates a few hundred MB that a child gives back when it
-ends, and two children use two cores. The lanes run from both ends of the list towards each other, so
-each child follows the piece next to the one its lane did last (consecutive releases share most of their
-files, which the content store then already holds) and neither lane waits for the other. Where ``fork``
-is not available (Windows, and macOS by default) the work runs here, one piece after the other.
+A history reads a dozen releases; each read allocates a few hundred MB, and two children use two cores.
+The lanes run from both ends of the list towards each other, so each lane's child does the piece next to
+the one it did last: consecutive releases share most of their files, and what the child learnt of a
+file's contents (its words, :class:`~sgtrace.index.identifiers.Vocabulary`; the content store on disk
+besides) serves again; neither lane waits for the other. A child that dies is replaced by a new one for
+its lane's next piece. Where ``fork`` is not available (Windows, and macOS by default) the work runs
+here, one piece after the other.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import traceback
@@ -24,15 +27,53 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+class _Lane:
+    """A child that does the pieces it is given one after another, and the piece it is doing."""
+
+    def __init__(self, context: Any, work: Callable[[int], Any], forward: bool) -> None:
+        self.connection, theirs = context.Pipe(duplex=True)
+        self.process = context.Process(target=_lane, args=(work, theirs), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.forward = forward
+        self.piece = -1
+
+    def give(self, piece: int) -> None:
+        self.piece = piece
+        self.connection.send(piece)
+
+    def received(self) -> tuple[Any, str, bool]:
+        """The child's result and ""; or None and why there is none; and whether the child is still there."""
+        try:
+            ok, value = self.connection.recv()
+        except (EOFError, OSError):
+            self.process.join()
+            return None, f"the process reading it ended with no answer (exit code {self.process.exitcode})", False
+        return (value, "", True) if ok else (None, str(value), True)
+
+    def end(self) -> None:
+        """Tell the child there is no more work, and wait for it."""
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.connection.close()
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
 def from_both_ends(
     pieces: Sequence[int],
     work: Callable[[int], T],
     lanes: int,
     done: Callable[[int, T | None, str], None],
 ) -> None:
-    """Run ``work(piece)`` for every piece, each in a child of its own, *lanes* (1 or 2) at a time: one lane
-    from the first piece on, the other from the last back. ``done(piece, result, "")`` is called here as each
-    ends, or ``done(piece, None, why)`` when it raised or the child died."""
+    """Run ``work(piece)`` for every piece in forked children, *lanes* (1 or 2) at a time: one lane from the
+    first piece on, the other from the last back, each lane one child doing its pieces in turn.
+    ``done(piece, result, "")`` is called here as each ends, or ``done(piece, None, why)`` when it raised or
+    the child died."""
     if not pieces:
         return
     if not can_fork():
@@ -41,20 +82,21 @@ def from_both_ends(
         return
     context = multiprocessing.get_context("fork")
     front, back = 0, len(pieces) - 1
-    running: dict[Connection, tuple[Any, int, bool]] = {}
+    running: dict[Connection, _Lane] = {}
 
-    def start(forward: bool) -> None:
+    def next_piece(forward: bool) -> int:
         nonlocal front, back
         index = front if forward else back
         if forward:
             front += 1
         else:
             back -= 1
-        reader, writer = context.Pipe(duplex=False)
-        child = context.Process(target=_child, args=(work, pieces[index], writer), daemon=True)
-        child.start()
-        writer.close()
-        running[reader] = (child, pieces[index], forward)
+        return pieces[index]
+
+    def start(forward: bool) -> None:
+        lane = _Lane(context, work, forward)
+        lane.give(next_piece(forward))
+        running[lane.connection] = lane
 
     try:
         start(True)
@@ -63,15 +105,20 @@ def from_both_ends(
         while running:
             for ready in wait(list(running)):
                 assert isinstance(ready, Connection)
-                child, piece, forward = running.pop(ready)
-                result, why = _received(ready, child)
-                done(piece, result, why)
+                lane = running.pop(ready)
+                result, why, alive = lane.received()
+                done(lane.piece, result, why)
+                if front <= back and alive:
+                    lane.give(next_piece(lane.forward))
+                    running[lane.connection] = lane
+                    continue
+                lane.end()
                 if front <= back:
-                    start(forward)
+                    start(lane.forward)
     finally:
-        for child, _, _ in running.values():
-            child.terminate()
-            child.join()
+        for lane in running.values():
+            lane.process.terminate()
+            lane.process.join()
 
 
 def _here(piece: int, work: Callable[[int], T], done: Callable[[int, T | None, str], None]) -> None:
@@ -83,35 +130,32 @@ def _here(piece: int, work: Callable[[int], T], done: Callable[[int, T | None, s
     done(piece, result, "")
 
 
-def _child(work: Callable[[int], Any], piece: int, writer: Connection) -> None:
-    """In the child: do the piece, send its result (or why not), and end without the parent's exit handlers."""
+def _lane(work: Callable[[int], Any], connection: Connection) -> None:
+    """In the child: do each piece sent until told to stop (None, or the parent gone), sending back each
+    result (or why not); end without the parent's exit handlers."""
     code = 0
     try:
-        try:
-            answer: tuple[bool, Any] = (True, work(piece))
-        except BaseException as exc:  # noqa: BLE001  (the parent says it, the child has no one to tell)
-            answer = (False, f"{type(exc).__name__}: {exc}".strip())
-            if os.environ.get("SGTRACE_DEBUG"):
-                traceback.print_exc()
-        try:
-            writer.send(answer)
-        except Exception as exc:  # noqa: BLE001  (a result that cannot be pickled)
-            writer.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}"))
-        writer.close()
+        while True:
+            try:
+                piece = connection.recv()
+            except (EOFError, OSError):
+                break
+            if piece is None:
+                break
+            try:
+                answer: tuple[bool, Any] = (True, work(piece))
+            except BaseException as exc:  # noqa: BLE001  (the parent says it, the child has no one to tell)
+                answer = (False, f"{type(exc).__name__}: {exc}".strip())
+                if os.environ.get("SGTRACE_DEBUG"):
+                    traceback.print_exc()
+            try:
+                connection.send(answer)
+            except Exception as exc:  # noqa: BLE001  (a result that cannot be pickled)
+                connection.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}"))
+            del answer
+            gc.collect()  # what the piece left in cycles (the CLI collects rarely: see cli.run)
+        connection.close()
     except BaseException:  # noqa: BLE001
         code = 1
     finally:
         os._exit(code)
-
-
-def _received(reader: Connection, child: Any) -> tuple[Any, str]:
-    """The child's result and ""; or None and why there is none."""
-    try:
-        ok, value = reader.recv()
-    except (EOFError, OSError):
-        child.join()
-        return None, f"the process reading it ended with no answer (exit code {child.exitcode})"
-    finally:
-        reader.close()
-    child.join()
-    return (value, "") if ok else (None, str(value))

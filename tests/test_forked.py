@@ -1,0 +1,75 @@
+"""Pieces of work in forked children: each lane one child doing its pieces in turn, from both ends."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sgtrace.forked import can_fork, from_both_ends
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="needs fork (Linux)")
+
+#: What a child did before (each lane's child keeps its own: it is not sent back).
+_SEEN: list[int] = []
+
+
+def _run(count: int, lanes: int, work: object) -> dict[int, tuple[object, str]]:
+    done: dict[int, tuple[object, str]] = {}
+
+    def record(piece: int, result: object, why: str) -> None:
+        assert piece not in done
+        done[piece] = (result, why)
+
+    from_both_ends(list(range(count)), work, lanes, record)  # type: ignore[arg-type]
+    return done
+
+
+def _remembering(piece: int) -> tuple[int, int, tuple[int, ...]]:
+    _SEEN.append(piece)
+    return piece, os.getpid(), tuple(_SEEN)
+
+
+def test_each_lane_is_one_child_doing_its_pieces_in_turn_from_its_end() -> None:
+    done = _run(7, 2, _remembering)
+    assert sorted(done) == list(range(7)) and all(why == "" for _, why in done.values())
+    by_child: dict[int, tuple[int, ...]] = {}
+    for result, _ in done.values():
+        piece, pid, seen = result  # type: ignore[misc]
+        assert pid != os.getpid() and seen[-1] == piece
+        by_child[pid] = max(by_child.get(pid, ()), seen, key=len)
+    assert len(by_child) == 2 and _SEEN == []  # nothing ran here
+    lanes = sorted(by_child.values())
+    assert lanes[0][0] == 0 and list(lanes[0]) == sorted(lanes[0])  # one lane from the first piece up
+    assert lanes[1][0] == 6 and list(lanes[1]) == sorted(lanes[1], reverse=True)  # the other from the last down
+    assert sorted(lanes[0] + lanes[1]) == list(range(7))
+
+
+def test_one_lane_does_every_piece_in_order_in_one_child() -> None:
+    done = _run(4, 1, _remembering)
+    assert done[3][0][2] == (0, 1, 2, 3)  # type: ignore[index]
+
+
+def _failing(piece: int) -> int:
+    if piece == 1:
+        raise ValueError("no wheel")
+    if piece == 2:
+        os._exit(3)  # the child dies: no answer
+    return piece * 10
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_a_piece_that_raises_or_kills_its_child_is_said_and_the_rest_are_done(lanes: int) -> None:
+    done = _run(6, lanes, _failing)
+    assert done[1] == (None, "ValueError: no wheel")
+    assert done[2][0] is None and "ended with no answer (exit code 3)" in done[2][1]
+    assert {piece: done[piece] for piece in (0, 3, 4, 5)} == {p: (p * 10, "") for p in (0, 3, 4, 5)}
+
+
+def _unsendable(piece: int) -> object:
+    return (lambda: piece) if piece == 0 else piece
+
+
+def test_an_answer_that_cannot_be_sent_back_is_said() -> None:
+    done = _run(2, 1, _unsendable)
+    assert done[0][0] is None and "could not be sent back" in done[0][1] and done[1] == (1, "")
