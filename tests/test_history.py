@@ -264,3 +264,29 @@ def test_more_stops_than_max_stops_are_refused_unless_searched(tmp_path: Path) -
     assert code == 2 and "4 releases to read, more than --max-stops 3" in err and "--first-change" in err
     code, out, err = _history(*trees, "--no-cache", "--max-stops", "3", "--first-change")
     assert code == 0 and "first change (budget): v3, the step from v2" in out, err
+
+
+def test_two_lanes_keeping_each_releases_words_answer_as_one_process(tmp_path: Path) -> None:
+    """Each lane's child reads its releases in turn, keeping the words of the contents it met: the history
+    is the one a single process gives, release by release (the trees here share most files, as releases do)."""
+    import shutil
+
+    from sgtrace.sources import sample_tree
+
+    trees = []
+    for number in range(5):
+        tree = shutil.copytree(sample_tree(), tmp_path / f"v{number}")
+        mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
+        text = mixin.read_text()
+        if number >= 2:  # a reservation from release 2 on
+            text = text.replace("(1 - self.mem_fraction_static)", "(1 - self.mem_fraction_static) - 1")
+        mixin.write_text(text + f"\n\ndef helper_{number}(runner):\n    return runner.max_total_num_tokens\n")
+        if number == 3:
+            (tree / "sglang" / "srt" / "utils.py").unlink()
+        trees.append(str(tree))
+    one = _history(*trees, "--no-cache", "-j", "1", "--format", "json")
+    two = _history(*trees, "--no-cache", "-j", "2", "--format", "json")
+    assert one[0] == two[0] == 0 and one[1] == two[1]
+    stops = json.loads(two[1])["stops"]
+    assert [stop["error"] for stop in stops] == [None] * 5
+    assert [stop["formula"][0]["code"].endswith(") - 1") for stop in stops] == [False, False, True, True, True]
