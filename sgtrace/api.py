@@ -614,6 +614,7 @@ def _explained(
         result, context = build(
             listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given, code, loads
         )
+        code.forget()
     except BadInput as exc:
         raise InputError(str(exc)) from exc
     origins = where_set(traced.graph, result.steps)

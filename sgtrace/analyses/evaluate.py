@@ -41,6 +41,7 @@ import itertools
 import math
 import operator
 import re
+import weakref
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
@@ -324,6 +325,20 @@ class Code:
         self._worded: dict[tuple[str, str, bool], bool] = {}
         self._imported: dict[ast.AST, list[ast.Import | ast.ImportFrom]] = {}
         self._writes: dict[str, dict[str, list[tuple[ast.ClassDef, ast.stmt]]]] = {}
+        #: The evaluators reading these files (told by :meth:`forget` to forget too).
+        self.evaluators: weakref.WeakSet[Evaluator] = weakref.WeakSet()
+
+    def forget(self) -> None:
+        """Drop the files parsed and what was learnt of them (asked again, they are parsed again): the syntax
+        trees, millions of objects, are then freed as soon as nothing else holds them, even while an evaluator
+        that read them is left in a cycle of references for the collector (a history's lane reads one release
+        after another in one process)."""
+        for memo in (self._trees, self._parents, self._defs, self._definitions, self._named, self._anywhere,
+                     self._texts, self._lines, self._simple, self._firsts, self._worded, self._imported,
+                     self._writes):  # fmt: skip
+            memo.clear()
+        for evaluator in list(self.evaluators):
+            evaluator.forget()
 
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
@@ -740,6 +755,14 @@ class Evaluator:
         #: Memo entries worked out without a file the limit refused: (memo, key) -> the question; a later
         #: question works them out again.
         self._stale: dict[tuple[int, object], int] = {}
+        code.evaluators.add(self)
+
+    def forget(self) -> None:
+        """Drop what was worked out (the values still to work out hold this evaluator, in a cycle, and the
+        syntax they were to read): asked again, it is worked out again."""
+        for memo in (self._attributes, self._module_env, self._calls, self._locals, self._busy, self._owned_writes,
+                     self._callers, self._stale):  # fmt: skip
+            memo.clear()
 
     def _kept(self, memo: dict[Any, Any], key: object) -> bool:
         """Whether *memo* holds a value for *key* this question may use."""
