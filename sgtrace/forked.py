@@ -21,6 +21,12 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+#: A lane's child that holds more than this (MiB, resident) once a piece is done is replaced by a new one for
+#: the next piece: what the pieces leave behind (the words kept, the allocator's free but unreturned memory)
+#: grows with each (about 40 MB a release of the newest SGLang when a log is evaluated), and a piece takes a
+#: couple of hundred MB more while it runs.
+MOST_MIB = 400
+
 
 def can_fork() -> bool:
     """Whether pieces can run in forked children here."""
@@ -43,13 +49,15 @@ class _Lane:
         self.connection.send(piece)
 
     def received(self) -> tuple[Any, str, bool]:
-        """The child's result and ""; or None and why there is none; and whether the child is still there."""
+        """The child's result and ""; or None and why there is none; and whether the child is to go on (it is
+        there, and holds no more than :data:`MOST_MIB`)."""
         try:
-            ok, value = self.connection.recv()
+            ok, value, resident = self.connection.recv()
         except (EOFError, OSError):
             self.process.join()
             return None, f"the process reading it ended with no answer (exit code {self.process.exitcode})", False
-        return (value, "", True) if ok else (None, str(value), True)
+        going_on = resident is None or resident <= MOST_MIB
+        return (value, "", going_on) if ok else (None, str(value), going_on)
 
     def end(self) -> None:
         """Tell the child there is no more work, and wait for it."""
@@ -106,9 +114,9 @@ def from_both_ends(
             for ready in wait(list(running)):
                 assert isinstance(ready, Connection)
                 lane = running.pop(ready)
-                result, why, alive = lane.received()
+                result, why, going_on = lane.received()
                 done(lane.piece, result, why)
-                if front <= back and alive:
+                if front <= back and going_on:
                     lane.give(next_piece(lane.forward))
                     running[lane.connection] = lane
                     continue
@@ -148,14 +156,24 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
                 answer = (False, f"{type(exc).__name__}: {exc}".strip())
                 if os.environ.get("SGTRACE_DEBUG"):
                     traceback.print_exc()
-            try:
-                connection.send(answer)
-            except Exception as exc:  # noqa: BLE001  (a result that cannot be pickled)
-                connection.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}"))
-            del answer
             gc.collect()  # what the piece left in cycles (the CLI collects rarely: see cli.run)
+            resident = _resident_mib()
+            try:
+                connection.send((*answer, resident))
+            except Exception as exc:  # noqa: BLE001  (a result that cannot be pickled)
+                connection.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}", resident))
+            del answer
         connection.close()
     except BaseException:  # noqa: BLE001
         code = 1
     finally:
         os._exit(code)
+
+
+def _resident_mib() -> int | None:
+    """This process's resident memory in MiB, where the system says it (Linux's /proc), else None."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None

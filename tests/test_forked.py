@@ -73,3 +73,13 @@ def _unsendable(piece: int) -> object:
 def test_an_answer_that_cannot_be_sent_back_is_said() -> None:
     done = _run(2, 1, _unsendable)
     assert done[0][0] is None and "could not be sent back" in done[0][1] and done[1] == (1, "")
+
+
+def test_a_child_holding_too_much_memory_is_replaced_for_its_next_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sgtrace.forked
+
+    monkeypatch.setattr(sgtrace.forked, "MOST_MIB", 0)  # every child holds more: each piece in a new one
+    done = _run(5, 2, _remembering)
+    assert all(why == "" for _, why in done.values())
+    assert len({result[1] for result, _ in done.values()}) == 5  # type: ignore[index]
+    assert all(result[2] == (piece,) for piece, (result, _) in done.items())  # type: ignore[index]
