@@ -21,11 +21,12 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-#: A lane's child that holds more than this (MiB, resident) once a piece is done is replaced by a new one for
-#: the next piece: what the pieces leave behind (the words kept, the allocator's free but unreturned memory)
-#: grows with each (about 40 MB a release of the newest SGLang when a log is evaluated), and a piece takes a
-#: couple of hundred MB more while it runs.
-MOST_MIB = 400
+#: A lane's child whose resident memory grew by more than this (MiB) since it began, once a piece is done, is
+#: replaced by a new one for the next piece: what the pieces leave behind (the words kept, the allocator's free
+#: but unreturned memory) grows with each (about 40 MB a release of the newest SGLang when a log is evaluated),
+#: and a piece takes a couple of hundred MB more while it runs. (Growth, not the whole: a child begins with
+#: what its parent held, a test suite's process a GB or more.)
+MOST_MIB = 300
 
 
 def can_fork() -> bool:
@@ -50,13 +51,13 @@ class _Lane:
 
     def received(self) -> tuple[Any, str, bool]:
         """The child's result and ""; or None and why there is none; and whether the child is to go on (it is
-        there, and holds no more than :data:`MOST_MIB`)."""
+        there, and has not grown by more than :data:`MOST_MIB`)."""
         try:
-            ok, value, resident = self.connection.recv()
+            ok, value, grown = self.connection.recv()
         except (EOFError, OSError):
             self.process.join()
             return None, f"the process reading it ended with no answer (exit code {self.process.exitcode})", False
-        going_on = resident is None or resident <= MOST_MIB
+        going_on = grown is None or grown <= MOST_MIB
         return (value, "", going_on) if ok else (None, str(value), going_on)
 
     def end(self) -> None:
@@ -142,6 +143,7 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
     """In the child: do each piece sent until told to stop (None, or the parent gone), sending back each
     result (or why not); end without the parent's exit handlers."""
     code = 0
+    began = _resident_mib()
     try:
         while True:
             try:
@@ -157,11 +159,12 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
                 if os.environ.get("SGTRACE_DEBUG"):
                     traceback.print_exc()
             gc.collect()  # what the piece left in cycles (the CLI collects rarely: see cli.run)
-            resident = _resident_mib()
+            now = _resident_mib()
+            grown = now - began if now is not None and began is not None else None
             try:
-                connection.send((*answer, resident))
+                connection.send((*answer, grown))
             except Exception as exc:  # noqa: BLE001  (a result that cannot be pickled)
-                connection.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}", resident))
+                connection.send((False, f"the answer could not be sent back: {type(exc).__name__}: {exc}", grown))
             del answer
         connection.close()
     except BaseException:  # noqa: BLE001

@@ -75,10 +75,20 @@ def test_an_answer_that_cannot_be_sent_back_is_said() -> None:
     assert done[0][0] is None and "could not be sent back" in done[0][1] and done[1] == (1, "")
 
 
+def test_what_a_child_begins_with_is_not_counted_against_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child begins with its parent's memory (a test suite's process: a GB or more): only its growth counts."""
+    import sgtrace.forked
+
+    monkeypatch.setattr(sgtrace.forked, "MOST_MIB", 50)
+    held = b"x" * (120 * 2**20)  # the parent holds more than the bound
+    done = _run(4, 1, _remembering)
+    assert len(held) and done[3][0][2] == (0, 1, 2, 3)  # type: ignore[index]
+
+
 def test_a_child_holding_too_much_memory_is_replaced_for_its_next_piece(monkeypatch: pytest.MonkeyPatch) -> None:
     import sgtrace.forked
 
-    monkeypatch.setattr(sgtrace.forked, "MOST_MIB", 0)  # every child holds more: each piece in a new one
+    monkeypatch.setattr(sgtrace.forked, "MOST_MIB", -1)  # every child grew more: each piece in a new one
     done = _run(5, 2, _remembering)
     assert all(why == "" for _, why in done.values())
     assert len({result[1] for result, _ in done.values()}) == 5  # type: ignore[index]
