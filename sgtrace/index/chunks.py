@@ -274,11 +274,11 @@ class _Pass:
             if read is not None and position is not None:
                 self._take_file(source, read.files[position], read.scans.get(position))
         modules = _indexed(chunk, first)
-        contents = [self.contents.get(s.abspath) for s in chunk]
-        key = _chunk_key([s.module for s in chunk], modules, contents)
         if read is not None and read.numbers is not None and job.vocabulary is not None:
             self.index.add_numbered(job.vocabulary, modules, read.numbers)
             return
+        contents = [self.contents.get(s.abspath) for s in chunk]
+        key = _chunk_key([s.module for s in chunk], modules, contents)
         build = self._builder(chunk, modules, key)
         words: Mapping[str, Any] | ChunkWords | None = self.loaded.pop(key, None)
         if read is not None and read.words is not None:

@@ -113,8 +113,8 @@ def is_word(text: str) -> bool:
     return text.isascii() and bool(text) and text.encode("ascii").translate(_NON_WORD) == text.encode("ascii")
 
 
-def _raw(packed: Any) -> bytes:
-    if isinstance(packed, bytes):
+def _raw(packed: Any) -> bytes | bytearray:
+    if isinstance(packed, (bytes, bytearray)):
         return packed
     if not isinstance(packed, str):
         raise TypeError("not packed numbers")
@@ -209,22 +209,13 @@ class Vocabulary:
 
     def holding(self, name: str) -> array[int]:
         """The numbers of the contents that hold *name* as a word."""
-        found = array("I")
-        packed = self._holding.get(name.encode("utf-8", "surrogateescape"))
-        if packed is not None:
-            found.frombytes(packed)
-            if sys.byteorder != "little":
-                found.byteswap()
-        return found
+        return _numbers(self._holding.get(name.encode("utf-8", "surrogateescape"), b""), "I")
 
     def words(self, numbers: Set[int]) -> set[str]:
         """Every word held by one of the contents *numbers*."""
         found: set[str] = set()
         for word, packed in self._holding.items():
-            held = array("I", packed)
-            if sys.byteorder != "little":
-                held.byteswap()
-            if not numbers.isdisjoint(held):
+            if not numbers.isdisjoint(_numbers(packed, "I")):
                 found.add(word.decode("utf-8", "replace"))
         return found
 
