@@ -977,11 +977,9 @@ class _Stops:
         if lanes < 2 or len(indexes) < 2 or not can_fork():
             return {index: self.read(index, points[index]) for index in indexes}
         read: dict[int, Stop] = {}
-        from sgtrace.index.identifiers import Vocabulary
-
         # in a lane's child: its trees read inline (the lanes use the cores), no progress bar of its own, and
         # the words of the contents it met kept from one tree to the next (each child a copy of this empty one)
-        alone = dataclasses.replace(self.options, jobs=1, progress=None, vocabulary=Vocabulary())
+        alone = _in_turn(dataclasses.replace(self.options, jobs=1, progress=None))
         self.log = _apart(self.log)
 
         def done(index: int, answer: tuple[Stop, tuple[int, int, tuple[str, ...]] | None] | None, why: str) -> None:
@@ -1001,9 +999,7 @@ class _Stops:
         self.notify(f"{point.label}: reading")
         gc.collect()  # what the stop before left (the CLI collects cycles rarely: see cli.main)
         if self.options.vocabulary is None and self.options.jobs == 1:
-            from sgtrace.index.identifiers import Vocabulary
-
-            self.options = dataclasses.replace(self.options, vocabulary=Vocabulary())
+            self.options = _in_turn(self.options)
         stop, seen = self._analysed(point, self.options)
         if seen is not None:
             self.seen[index] = seen
@@ -1082,6 +1078,14 @@ class _Stops:
         """The steps between consecutive read stops."""
         done = [index for index, stop in enumerate(read) if stop.read]
         return tuple(self.change(read, old, new, kinds) for old, new in zip(done, done[1:], strict=False))
+
+
+def _in_turn(options: RunOptions) -> RunOptions:
+    """*options* for trees read one after another in this process: the words of the file contents met are kept
+    from one tree to the next (:class:`~sgtrace.index.identifiers.Vocabulary`)."""
+    from sgtrace.index.identifiers import Vocabulary
+
+    return dataclasses.replace(options, vocabulary=Vocabulary())
 
 
 @dataclass(frozen=True, slots=True)
