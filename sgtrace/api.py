@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from sgtrace.analyses.history import Change, History, Stop
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
+    from sgtrace.forked import Lanes
     from sgtrace.index.chunks import TreeIndex
     from sgtrace.index.identifiers import IdentifierIndex
 
@@ -53,6 +54,7 @@ __all__ = [
     "NotWritten",
     "ReportResult",
     "RunOptions",
+    "StopList",
     "TraceQuery",
     "TraceResult",
     "caps",
@@ -797,10 +799,28 @@ def history_points(
         raise InputError(str(exc)) from exc
 
 
+class StopList:
+    """A history's stops as the command line names them, listed when first needed: a ``name==LOW..HIGH`` range's
+    two ends are read while the registry lists the releases between them (about a second of pip)."""
+
+    def __init__(self, arguments: Sequence[str], cache_dir: Path | None, git: str | None = None, pre: bool = False):
+        self.arguments, self.cache_dir, self.git, self.pre = list(arguments), cache_dir, git, pre
+
+    def ends(self) -> tuple[Point, Point] | None:
+        """The range's first and last release, when they are known before the registry is asked."""
+        from sgtrace.sources import range_ends
+
+        return None if self.git is not None else range_ends(self.arguments)
+
+    def points(self) -> list[Point]:
+        """Every stop (:func:`history_points`)."""
+        return history_points(self.arguments, self.cache_dir, self.git, self.pre)
+
+
 def history(
     query: TraceQuery,
     budget: str,
-    stops: Sequence[Point],
+    stops: Sequence[Point] | StopList,
     options: RunOptions,
     log: bytes | str | BinaryIO | None = None,
     settings: Mapping[str, object] | None = None,
@@ -831,25 +851,24 @@ def history(
 
     reader = _Stops(query, budget, options, log, settings or {}, want, _Server(server_info, command, max_log_bytes,
                     model), git, notify)  # fmt: skip
-    points = reader.expand(stops)
-    if len(points) < 2:
-        raise InputError(f"a history needs two releases or more; {len(points)} given")
-    if not first and max_stops is not None and len(points) > max_stops:
-        raise InputError(
-            f"{len(points)} {'commits' if git else 'releases'} to read, more than --max-stops {max_stops}: narrow "
-            "the range, raise --max-stops, or use --first-change (it reads about log2(n) of them)"
-        )
     found = watched(kinds, reader.startup)
     lanes = lanes if lanes is not None else min(2, spare_cpus())
     if not first:
-        reader.fetch_all(points, fetch_jobs)
-        read = reader.read_all(points, lanes)
+        with reader.lanes(lanes) as running:
+            ends = stops.ends() if isinstance(stops, StopList) and lanes > 1 else None
+            if ends is not None:
+                running.begin(*ends)
+            points = _counted(reader.expand(stops.points() if isinstance(stops, StopList) else stops), git, max_stops)
+            reader.fetch_all([point for point in points if ends is None or point not in ends], fetch_jobs)
+            read = reader.read_all(points, running)
         reader.require(read)
         _say_unreached(options, query, budget, read)
         return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
+    points = _counted(reader.expand(stops.points() if isinstance(stops, StopList) else stops), git, None)
     read = [reader.said(point) for point in points]
     # the search's first probe is the middle whatever the first stop says: both are read at once
-    ahead = reader.read_some(points, [0, len(points) // 2], lanes)
+    with reader.lanes(lanes) as running:
+        ahead = reader.read_some(points, [0, len(points) // 2], running)
     read[0] = ahead.pop(0)
     reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
 
@@ -865,6 +884,18 @@ def history(
     changes = reader.changes(read, found)
     first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
     return History(query.attribute, budget, tuple(read), changes, found, first_found)
+
+
+def _counted(points: list[Point], git: str | None, max_stops: int | None) -> list[Point]:
+    """*points*, or an InputError when there are fewer than two, or more than *max_stops* to read whole."""
+    if len(points) < 2:
+        raise InputError(f"a history needs two releases or more; {len(points)} given")
+    if max_stops is not None and len(points) > max_stops:
+        raise InputError(
+            f"{len(points)} {'commits' if git else 'releases'} to read, more than --max-stops {max_stops}: narrow "
+            "the range, raise --max-stops, or use --first-change (it reads about log2(n) of them)"
+        )
+    return points
 
 
 def _say_unreached(options: RunOptions, query: TraceQuery, budget: str, read: Sequence[Stop]) -> None:
@@ -964,23 +995,29 @@ class _Stops:
                 self.targets[point.text] = str(exc)
         return self.targets[point.text]
 
-    def read_all(self, points: Sequence[Point], lanes: int) -> list[Stop]:
-        """Every stop, read in forked children (*lanes* at a time, from both ends: see :mod:`sgtrace.forked`),
-        or here, one after the other, when there is one lane."""
+    def lanes(self, lanes: int) -> Lanes | _NoLanes:
+        """Where the stops are read: *lanes* forked children (see :mod:`sgtrace.forked`), or here when there is one
+        lane or no fork. In a child, its trees are read inline (the lanes use the cores), with no progress bar of
+        its own, and the words of the contents it met kept from one tree to the next (each child a copy of an
+        empty Vocabulary)."""
+        from sgtrace.forked import Lanes, can_fork
+
+        if lanes < 2 or not can_fork():
+            return _NoLanes()
+        alone = _in_turn(dataclasses.replace(self.options, jobs=1, progress=None))
+        self.log = _apart(self.log)
+        return Lanes(lambda point: self._analysed(point, alone), lanes)
+
+    def read_all(self, points: Sequence[Point], lanes: Lanes | _NoLanes) -> list[Stop]:
+        """Every stop, read by *lanes* (from both ends), or here one after the other."""
         read = self.read_some(points, range(len(points)), lanes)
         return [read[index] for index in range(len(points))]
 
-    def read_some(self, points: Sequence[Point], indexes: Sequence[int], lanes: int) -> dict[int, Stop]:
+    def read_some(self, points: Sequence[Point], indexes: Sequence[int], lanes: Lanes | _NoLanes) -> dict[int, Stop]:
         """The stops at *indexes*, as :meth:`read_all` reads them."""
-        from sgtrace.forked import can_fork, from_both_ends
-
-        if lanes < 2 or len(indexes) < 2 or not can_fork():
+        if isinstance(lanes, _NoLanes) or len(indexes) < 2:
             return {index: self.read(index, points[index]) for index in indexes}
         read: dict[int, Stop] = {}
-        # in a lane's child: its trees read inline (the lanes use the cores), no progress bar of its own, and
-        # the words of the contents it met kept from one tree to the next (each child a copy of this empty one)
-        alone = _in_turn(dataclasses.replace(self.options, jobs=1, progress=None))
-        self.log = _apart(self.log)
 
         def done(index: int, answer: tuple[Stop, tuple[int, int, tuple[str, ...]] | None] | None, why: str) -> None:
             if answer is None:
@@ -991,7 +1028,7 @@ class _Stops:
                     self.seen[index] = seen
             self.notify(f"{points[index].label}: read ({len(read)} of {len(indexes)})")
 
-        from_both_ends(indexes, lambda index: self._analysed(points[index], alone), lanes, done)
+        lanes.run(indexes, points.__getitem__, done)
         return read
 
     def read(self, index: int, point: Point) -> Stop:
@@ -1078,6 +1115,19 @@ class _Stops:
         """The steps between consecutive read stops."""
         done = [index for index, stop in enumerate(read) if stop.read]
         return tuple(self.change(read, old, new, kinds) for old, new in zip(done, done[1:], strict=False))
+
+
+class _NoLanes:
+    """No lanes: the stops are read here, one after the other."""
+
+    def __enter__(self) -> _NoLanes:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def begin(self, first: Point, last: Point) -> None:
+        pass
 
 
 def _in_turn(options: RunOptions) -> RunOptions:
@@ -1214,9 +1264,18 @@ def report(
     lines = _cited_lines(log, explained[1]) if log is not None and explained is not None else {}
     walked = None
     if history_of:
-        points = history_points(history_of, options.cache_dir)
         walked = (
-            history(query, budget, points, options, log, settings, want, notify=notify, **server),
+            history(
+                query,
+                budget,
+                StopList(history_of, options.cache_dir),
+                options,
+                log,
+                settings,
+                want,
+                notify=notify,
+                **server,
+            ),
             " ".join(history_of),
         )
     return ReportResult(target, found, traced, shown, explained, compared, against, lines, walked)

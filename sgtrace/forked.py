@@ -5,7 +5,9 @@ The lanes run from both ends of the list towards each other, so each lane's chil
 the one it did last: consecutive releases share most of their files, and what the child learnt of a
 file's contents (its words, :class:`~sgtrace.index.identifiers.Vocabulary`; the content store on disk
 besides) serves again; neither lane waits for the other. A child that dies is replaced by a new one for
-its lane's next piece. Where ``fork`` is not available (Windows, and macOS by default) the work runs
+its lane's next piece. The lanes may begin before the list of pieces is known, on what will likely be its
+ends (:meth:`Lanes.begin`: a history's range is read from its ends while the registry lists what lies between).
+Where ``fork`` is not available (Windows, and macOS by default) the work runs
 here, one piece after the other.
 """
 
@@ -44,10 +46,13 @@ class _Lane:
         theirs.close()
         self.forward = forward
         self.piece = -1
+        self.payload: Any = None
 
-    def give(self, piece: int) -> None:
+    def give(self, piece: int, payload: Callable[[int], Any]) -> None:
+        """Send the child *piece*'s payload (-1: a payload that is no piece's yet, see :meth:`Lanes.begin`)."""
         self.piece = piece
-        self.connection.send(piece)
+        self.payload = payload(piece)
+        self.connection.send(self.payload)
 
     def received(self) -> tuple[Any, str, bool]:
         """The child's result and ""; or None and why there is none; and whether the child is to go on (it is
@@ -83,51 +88,85 @@ def from_both_ends(
     first piece on, the other from the last back, each lane one child doing its pieces in turn.
     ``done(piece, result, "")`` is called here as each ends, or ``done(piece, None, why)`` when it raised or
     the child died."""
-    if not pieces:
-        return
-    if not can_fork():
-        for piece in pieces:
-            _here(piece, work, done)
-        return
-    context = multiprocessing.get_context("fork")
-    front, back = 0, len(pieces) - 1
-    running: dict[Connection, _Lane] = {}
+    with Lanes(work, lanes) as running:
+        running.run(pieces, lambda piece: piece, done)
 
-    def next_piece(forward: bool) -> int:
-        nonlocal front, back
-        index = front if forward else back
-        if forward:
-            front += 1
-        else:
-            back -= 1
-        return pieces[index]
 
-    def start(forward: bool) -> None:
-        lane = _Lane(context, work, forward)
-        lane.give(next_piece(forward))
-        running[lane.connection] = lane
+class Lanes:
+    """The lanes of :func:`from_both_ends`, whose children may be given their first pieces before the list of
+    pieces is known (:meth:`begin`: a history's two ends are read while the registry lists what lies between);
+    a context manager, its children ended on leaving it."""
 
-    try:
-        start(True)
-        if lanes > 1 and front <= back:
-            start(False)
-        while running:
-            for ready in wait(list(running)):
+    def __init__(self, work: Callable[[Any], Any], lanes: int) -> None:
+        #: What a child does with a piece's payload.
+        self.work = work
+        self.lanes = max(1, min(2, lanes))
+        self.context = multiprocessing.get_context("fork") if can_fork() else None
+        self.running: dict[Connection, _Lane] = {}
+
+    def __enter__(self) -> Lanes:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for lane in self.running.values():
+            lane.process.terminate()
+            lane.process.join()
+        self.running.clear()
+
+    def begin(self, first: Any, last: Any) -> None:
+        """Start the lanes now on the payloads of the first and last pieces (the last with two lanes only), as
+        :meth:`run` would; a payload that turns out not to be the first or last piece's is read for nothing."""
+        if self.context is None or self.running:
+            return
+        self._start(True, -1, lambda _: first)
+        if self.lanes > 1:
+            self._start(False, -1, lambda _: last)
+
+    def run(self, pieces: Sequence[int], payload: Callable[[int], Any], done: Callable[[int, Any, str], None]) -> None:
+        """Every piece's payload done by the lanes (here, one after the other, where there is no fork), and
+        ``done(piece, result, why)`` called for each."""
+        if self.context is None:
+            for piece in pieces:
+                _here(piece, lambda index: self.work(payload(index)), done)
+            return
+        front, back = 0, len(pieces) - 1
+        for lane in self.running.values():  # lanes begun: the piece each is on, when it is the one at its end
+            at = front if lane.forward else back
+            if front <= back and lane.payload == payload(pieces[at]):
+                lane.piece = pieces[at]
+                front, back = (front + 1, back) if lane.forward else (front, back - 1)
+
+        def next_piece(forward: bool) -> int:
+            nonlocal front, back
+            index = front if forward else back
+            front, back = (front + 1, back) if forward else (front, back - 1)
+            return pieces[index]
+
+        if not self.running and front <= back:
+            self._start(True, next_piece(True), payload)
+        if len(self.running) < self.lanes and front <= back:
+            self._start(False, next_piece(False), payload)
+        while self.running:
+            for ready in wait(list(self.running)):
                 assert isinstance(ready, Connection)
-                lane = running.pop(ready)
+                lane = self.running.pop(ready)
                 result, why, going_on = lane.received()
-                done(lane.piece, result, why)
+                if lane.piece >= 0:  # not a begun payload that was no piece's
+                    done(lane.piece, result, why)
                 if front <= back and going_on:
-                    lane.give(next_piece(lane.forward))
-                    running[lane.connection] = lane
+                    lane.give(next_piece(lane.forward), payload)
+                    self.running[lane.connection] = lane
                     continue
                 lane.end()
                 if front <= back:
-                    start(lane.forward)
-    finally:
-        for lane in running.values():
-            lane.process.terminate()
-            lane.process.join()
+                    self._start(lane.forward, next_piece(lane.forward), payload)
+
+    def _start(self, forward: bool, piece: int, payload: Callable[[int], Any]) -> None:
+        """A new lane's child, given *piece* (-1: a begun payload, no piece's yet)."""
+        assert self.context is not None
+        lane = _Lane(self.context, self.work, forward)
+        lane.give(piece, payload)
+        self.running[lane.connection] = lane
 
 
 def _here(piece: int, work: Callable[[int], T], done: Callable[[int, T | None, str], None]) -> None:

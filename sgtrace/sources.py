@@ -23,7 +23,7 @@ from sgtrace.fetch import (
     wheel_dir,
 )
 from sgtrace.model import Limits
-from sgtrace.registry import between, spec_hint
+from sgtrace.registry import between, spec_hint, version_key
 
 #: The package analysed when no path is given, if it is installed.
 DEFAULT_PACKAGE = "sglang"
@@ -130,6 +130,17 @@ def points(arguments: Sequence[str], cache_dir: Path, pre: bool = False) -> list
             listed = [v.strip() for v in versions.split(",") if v.strip()]
         found += [Point(f"{name}=={version}", version) for version in listed]
     return found
+
+
+def range_ends(arguments: Sequence[str]) -> tuple[Point, Point] | None:
+    """The first and last release of a lone ``name==LOW..HIGH``, as :func:`points` names them when the registry
+    has both (before it is asked: they can be read while it lists what lies between); None for other stops."""
+    match = _SPAN.match(arguments[0]) if len(arguments) == 1 else None
+    if match is None or ".." not in match["versions"]:
+        return None
+    name = match["name"]
+    low, high = sorted(match["versions"].split("..", 1), key=version_key)
+    return Point(f"{name}=={low}", low), Point(f"{name}=={high}", high)
 
 
 #: ``name==LOW..HIGH`` or ``name==A,B,...``: a span of releases rather than one.

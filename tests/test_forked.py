@@ -93,3 +93,54 @@ def test_a_child_holding_too_much_memory_is_replaced_for_its_next_piece(monkeypa
     assert all(why == "" for _, why in done.values())
     assert len({result[1] for result, _ in done.values()}) == 5  # type: ignore[index]
     assert all(result[2] == (piece,) for piece, (result, _) in done.items())  # type: ignore[index]
+
+
+def _named(name: str) -> tuple[str, int, tuple[str, ...]]:
+    _NAMES.append(name)
+    return name, os.getpid(), tuple(_NAMES)
+
+
+#: What a child named before (as _SEEN, for payloads that are names).
+_NAMES: list[str] = []
+
+
+def _begun(first: str, last: str, names: list[str]) -> dict[int, tuple[object, str]]:
+    from sgtrace.forked import Lanes
+
+    done: dict[int, tuple[object, str]] = {}
+
+    def record(piece: int, result: object, why: str) -> None:
+        assert piece not in done
+        done[piece] = (result, why)
+
+    with Lanes(_named, 2) as lanes:
+        lanes.begin(first, last)  # before the list is known (a registry's listing, in a history)
+        lanes.run(range(len(names)), names.__getitem__, record)
+    return done
+
+
+def test_lanes_begun_on_the_ends_before_the_list_is_known_go_on_from_them() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    done = _begun("a", "e", names)
+    assert sorted(done) == [0, 1, 2, 3, 4] and all(why == "" for _, why in done.values())
+    assert [result[0] for result, _ in (done[i] for i in range(5))] == names  # type: ignore[index]
+    assert len({result[1] for result, _ in done.values()}) == 2  # type: ignore[index]  # the two begun children
+    by_child: dict[int, tuple[str, ...]] = {}
+    for result, _ in done.values():
+        _, pid, seen = result  # type: ignore[misc]
+        by_child[pid] = max(by_child.get(pid, ()), seen, key=len)
+    read = [name for seen in by_child.values() for name in seen]
+    assert sorted(read) == sorted(set(read)) == names  # each read once: the ends were not read again
+    assert done[0][0][2][0] == "a" and done[4][0][2][0] == "e"  # type: ignore[index]
+
+
+def test_a_begun_end_that_is_in_no_list_is_read_for_nothing_and_not_said() -> None:
+    names = ["b", "c", "d"]
+    done = _begun("a", "d", names)  # "a" is not in the list the registry gave: its answer is dropped
+    assert sorted(done) == [0, 1, 2] and [done[i][0][0] for i in range(3)] == names  # type: ignore[index]
+    assert any("a" in result[2] for result, _ in done.values())  # type: ignore[index]  # it was read
+
+
+def test_lanes_begun_on_a_list_of_one_say_it_once() -> None:
+    done = _begun("a", "a", ["a"])
+    assert list(done) == [0] and done[0][0][0] == "a"  # type: ignore[index]

@@ -115,10 +115,10 @@ def history(
 
     def run() -> Any:
         options = _run_options(flags)
-        points = api.history_points(stops, options.cache_dir, repository, pre)
+        listed = api.StopList(stops, options.cache_dir, repository, pre)
         log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None
         return api.history(
-            _query(attribute, max_nodes, strict_types), budget, points, options, log, values, Want(run_index),
+            _query(attribute, max_nodes, strict_types), budget, listed, options, log, values, Want(run_index),
             kinds=watch, first=first, git=repository, notify=progress, fetch_jobs=fetch_jobs,
             lanes=None if flags.jobs is None else min(2, flags.jobs), max_stops=max_stops, **server.keywords(),
         )  # fmt: skip
