@@ -13,9 +13,11 @@ here, one piece after the other.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
+import signal
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -65,6 +67,15 @@ class _Lane:
         going_on = grown is None or grown <= MOST_MIB
         return (value, "", going_on) if ok else (None, str(value), going_on)
 
+    def stop(self) -> None:
+        """End the child now, and what it started (pip fetching a release: its own process group)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):  # not its own group yet: the child alone
+            pass
+        self.process.terminate()
+        self.process.join()
+
     def end(self) -> None:
         """Tell the child there is no more work, and wait for it."""
         try:
@@ -74,8 +85,7 @@ class _Lane:
         self.connection.close()
         self.process.join(5)
         if self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
+            self.stop()
 
 
 def from_both_ends(
@@ -109,8 +119,7 @@ class Lanes:
 
     def __exit__(self, *_: object) -> None:
         for lane in self.running.values():
-            lane.process.terminate()
-            lane.process.join()
+            lane.stop()
         self.running.clear()
 
     def begin(self, first: Any, last: Any) -> None:
@@ -184,6 +193,8 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
     code = 0
     began = _resident_mib()
     try:
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)  # what it starts (pip) ends with it when the lanes are left early (see _Lane.stop)
         while True:
             try:
                 piece = connection.recv()

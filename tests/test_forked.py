@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -144,3 +145,42 @@ def test_a_begun_end_that_is_in_no_list_is_read_for_nothing_and_not_said() -> No
 def test_lanes_begun_on_a_list_of_one_say_it_once() -> None:
     done = _begun("a", "a", ["a"])
     assert list(done) == [0] and done[0][0][0] == "a"  # type: ignore[index]
+
+
+def _fetching(marker: str) -> None:
+    """Start a helper process (as a child fetching a release starts pip), say its pid, and wait."""
+    import subprocess
+    import time
+
+    helper = subprocess.Popen(["sleep", "60"])
+    Path(marker).write_text(str(helper.pid))
+    time.sleep(60)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_lanes_left_early_end_what_their_children_started(tmp_path: Path) -> None:
+    """A history whose range the registry refuses leaves its begun lanes while they fetch: pip goes too."""
+    import time
+
+    from sgtrace.forked import Lanes
+
+    markers = [tmp_path / "first", tmp_path / "last"]
+    with pytest.raises(LookupError), Lanes(_fetching, 2) as lanes:
+        lanes.begin(str(markers[0]), str(markers[1]))
+        deadline = time.monotonic() + 30
+        while not all(m.exists() and m.read_text() for m in markers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise LookupError("the registry has no such version")
+    helpers = [int(m.read_text()) for m in markers]
+    deadline = time.monotonic() + 10
+    while any(map(_running, helpers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_running, helpers))
