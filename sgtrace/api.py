@@ -803,7 +803,9 @@ class StopList:
     """A history's stops as the command line names them, listed when first needed: a ``name==LOW..HIGH`` range's
     two ends are read while the registry lists the releases between them (about a second of pip)."""
 
-    def __init__(self, arguments: Sequence[str], cache_dir: Path | None, git: str | None = None, pre: bool = False):
+    def __init__(
+        self, arguments: Sequence[str], cache_dir: Path | None, git: str | None = None, pre: bool = False
+    ) -> None:
         self.arguments, self.cache_dir, self.git, self.pre = list(arguments), cache_dir, git, pre
 
     def ends(self) -> tuple[Point, Point] | None:
@@ -855,16 +857,15 @@ def history(
     lanes = lanes if lanes is not None else min(2, spare_cpus())
     if not first:
         with reader.lanes(lanes) as running:
-            ends = stops.ends() if isinstance(stops, StopList) and lanes > 1 else None
-            if ends is not None:
-                running.begin(*ends)
-            points = _counted(reader.expand(stops.points() if isinstance(stops, StopList) else stops), git, max_stops)
-            reader.fetch_all([point for point in points if ends is None or point not in ends], fetch_jobs)
+            ends = stops.ends() if isinstance(stops, StopList) else None
+            begun = ends if ends is not None and running.begin(*ends) else ()  # the lanes fetch what they began
+            points = _counted(reader.expand(_listed(stops)), git, max_stops)
+            reader.fetch_all([point for point in points if point not in begun], fetch_jobs)
             read = reader.read_all(points, running)
         reader.require(read)
         _say_unreached(options, query, budget, read)
         return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
-    points = _counted(reader.expand(stops.points() if isinstance(stops, StopList) else stops), git, None)
+    points = _counted(reader.expand(_listed(stops)), git, None)
     read = [reader.said(point) for point in points]
     # the search's first probe is the middle whatever the first stop says: both are read at once
     with reader.lanes(lanes) as running:
@@ -884,6 +885,11 @@ def history(
     changes = reader.changes(read, found)
     first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
     return History(query.attribute, budget, tuple(read), changes, found, first_found)
+
+
+def _listed(stops: Sequence[Point] | StopList) -> list[Point]:
+    """The stops, the registry asked for a range's when they are a StopList."""
+    return stops.points() if isinstance(stops, StopList) else list(stops)
 
 
 def _counted(points: list[Point], git: str | None, max_stops: int | None) -> list[Point]:
@@ -1126,8 +1132,8 @@ class _NoLanes:
     def __exit__(self, *_: object) -> None:
         pass
 
-    def begin(self, first: Point, last: Point) -> None:
-        pass
+    def begin(self, first: Point, last: Point) -> bool:
+        return False
 
 
 def _in_turn(options: RunOptions) -> RunOptions:

@@ -6,9 +6,9 @@ the one it did last: consecutive releases share most of their files, and what th
 file's contents (its words, :class:`~sgtrace.index.identifiers.Vocabulary`; the content store on disk
 besides) serves again; neither lane waits for the other. A child that dies is replaced by a new one for
 its lane's next piece. The lanes may begin before the list of pieces is known, on what will likely be its
-ends (:meth:`Lanes.begin`: a history's range is read from its ends while the registry lists what lies between).
-Where ``fork`` is not available (Windows, and macOS by default) the work runs
-here, one piece after the other.
+ends (:meth:`Lanes.begin`: a history's range is read from its ends while the registry lists what lies
+between). Where ``fork`` is not available (Windows, and macOS by default) the work runs here, one piece
+after the other.
 """
 
 from __future__ import annotations
@@ -122,14 +122,16 @@ class Lanes:
             lane.stop()
         self.running.clear()
 
-    def begin(self, first: Any, last: Any) -> None:
+    def begin(self, first: Any, last: Any) -> bool:
         """Start the lanes now on the payloads of the first and last pieces (the last with two lanes only), as
-        :meth:`run` would; a payload that turns out not to be the first or last piece's is read for nothing."""
+        :meth:`run` would, and say whether they were (not without fork, nor twice); a payload that turns out not
+        to be the first or last piece's is read for nothing."""
         if self.context is None or self.running:
-            return
+            return False
         self._start(True, -1, lambda _: first)
         if self.lanes > 1:
             self._start(False, -1, lambda _: last)
+        return True
 
     def run(self, pieces: Sequence[int], payload: Callable[[int], Any], done: Callable[[int, Any, str], None]) -> None:
         """Every piece's payload done by the lanes (here, one after the other, where there is no fork), and
