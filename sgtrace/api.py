@@ -357,6 +357,7 @@ def _traced(
     project = Project(
         prepared.listing, ContentStore(options.cache_dir), index.identifiers if index else None,
         index.digests if index else None, options.limits.depth, index.workers if index else None,
+        index.parses if index else None,
     )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)

@@ -15,6 +15,7 @@ import sgtrace.cache
 import sgtrace.index.chunks
 import sgtrace.index.identifiers
 import sgtrace.index.project
+import sgtrace.index.scan
 from sgtrace.api import RunOptions, TraceQuery, caps, find
 from sgtrace.cache import folder_digest
 from sgtrace.cachedir import prune, tidy
@@ -158,6 +159,7 @@ def _copy(tmp_path: Path, name: str) -> Path:
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the files parsed from now on (by find's scan or for the graph)."""
     parsed: list[str] = []
     original = sgtrace.index.project.parse
 
@@ -166,6 +168,7 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return original(path, data)
 
     monkeypatch.setattr(sgtrace.index.project, "parse", spy)
+    monkeypatch.setattr(sgtrace.index.scan, "parse", spy)
     return parsed
 
 
@@ -433,3 +436,26 @@ def test_the_workers_give_the_answer_one_process_gives(tmp_path: Path, monkeypat
         pooled = caps(query, "mem_fraction_static", tree, RunOptions(jobs=2, cache_dir=tmp_path / attribute))
         assert (pooled.caps, pooled.budget_sites, pooled.errors) == (alone.caps, alone.budget_sites, alone.errors)
     assert outlined  # some module was parsed on a worker
+
+
+def test_the_files_find_parsed_in_this_process_are_not_parsed_again_for_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that runs inline hands its parses to the graph (the files naming the attribute are the first the
+    slice reads): no module is parsed twice, and the caps are those of a run that parses them again."""
+    tree = _copy(tmp_path, "one")
+    query, target = TraceQuery("max_total_num_tokens"), Target(str(tree), str(tree))
+    alone = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    parsed = _count_parses(monkeypatch)
+    shared = caps(query, "mem_fraction_static", target, RunOptions(jobs=1, cache_dir=None))
+    naming = {str(p.relative_to(tree)) for p in tree.rglob("*.py") if b"max_total_num_tokens" in p.read_bytes()}
+    assert naming and len(parsed) == len(set(parsed)) and naming <= set(parsed)
+    assert (shared.caps, shared.budget_sites) == (alone.caps, alone.budget_sites) and shared.budget_sites
+
+    kept = sgtrace.index.chunks.Parses()
+    monkeypatch.setattr(sgtrace.index.chunks, "PARSES_KEPT", 10)
+    small, big = parse("a.py", b"x = 1\n"), parse("b.py", b"y = 22222\n")
+    kept.keep("a.py", b"A", small)  # type: ignore[arg-type]
+    kept.keep("b.py", b"B", big)  # type: ignore[arg-type]  (past the bound: not kept)
+    assert kept.take("b.py", b"B") is None and kept.take("a.py", b"other") is None
+    assert kept.take("a.py", b"A") is small and kept.take("a.py", b"A") is None

@@ -49,7 +49,7 @@ from sgtrace.index.identifiers import (
 )
 from sgtrace.index.store import ContentStore, content_digest, scan_key
 from sgtrace.model import FileError, FileScan, SourceFile
-from sgtrace.parse import read_bytes, read_file
+from sgtrace.parse import Parsed, read_bytes, read_file
 
 #: A chunk ends after a module whose name's CRC-32 is a multiple of this (about this many files a chunk:
 #: small enough for two workers to finish together).
@@ -58,6 +58,8 @@ CUT = 256
 MOST = 512
 #: Below this many files to read, the pass runs inline (a pool costs more than it saves).
 POOL_FILES = 200
+#: Source bytes of the parses an inline pass keeps for the graph (as many as the graph keeps trees of).
+PARSES_KEPT = 4 << 20
 
 
 class Workers:
@@ -92,6 +94,25 @@ class Workers:
             self.pool = None
 
 
+class Parses:
+    """The files find's pass parsed in this process, for the graph to take rather than parse them again (the
+    files that name the attribute are the first modules a slice reads): by path and content, up to
+    :data:`PARSES_KEPT` of their sources."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, bytes], Parsed] = {}
+        self._bytes = 0
+
+    def keep(self, path: str, content: bytes, parsed: Parsed) -> None:
+        if self._bytes + len(parsed.data) <= PARSES_KEPT:
+            self._kept[path, content] = parsed
+            self._bytes += len(parsed.data)
+
+    def take(self, path: str, content: bytes) -> Parsed | None:
+        """The parse of the file at *path* with that content (once), or None."""
+        return self._kept.pop((path, content), None)
+
+
 @dataclass(frozen=True, slots=True)
 class TreeIndex:
     """Find's pass over a tree, and what a graph of it needs."""
@@ -104,6 +125,8 @@ class TreeIndex:
     digests: dict[str, bytes] = field(default_factory=dict)
     #: The run's workers (closed once the graph is built).
     workers: Workers = field(default_factory=lambda: Workers(1))
+    #: The parses of the files scanned in this process (none when workers scanned them).
+    parses: Parses = field(default_factory=Parses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +176,11 @@ def index_tree(
     few = sum(len(j.files) for j in jobs) < POOL_FILES and pass_.naming < POOL_BYTES
     workers.inline = workers.inline or few or len(chunks) < 2 or options.vocabulary is not None
     reading = any(job.files for job in jobs)
+    parses = Parses()
     try:
-        futures = [workers.submit(_read_chunk, job) if job.files else None for job in jobs]
+        # the parses can only be kept where the files are read in this process
+        kept = parses if workers.inline else None
+        futures = [workers.submit(_read_chunk, job, kept) if job.files else None for job in jobs]
         if meanwhile is not None and reading:  # files changed: the graph may be built
             meanwhile()
         for chunk, job, future in zip(chunks, jobs, futures, strict=True):
@@ -166,7 +192,7 @@ def index_tree(
     if reading:  # what the files read hold is kept for every query
         learnt = pass_.learnt.items()
         pass_.tree.save({path: [size, mtime, "", digest] for path, (size, mtime, _, digest) in learnt if digest}, {})
-    return pass_.result(first, workers)
+    return pass_.result(first, workers, parses)
 
 
 class _Pass:
@@ -321,7 +347,7 @@ class _Pass:
 
         return build
 
-    def result(self, first: dict[str, SourceFile], workers: Workers) -> TreeIndex:
+    def result(self, first: dict[str, SourceFile], workers: Workers, parses: Parses) -> TreeIndex:
         """The pass's answer, the tree digest taken in the listing's order."""
         tree = TreeDigest()
         for source in self.listing.files:
@@ -331,7 +357,7 @@ class _Pass:
         stats = {"files": len(self.listing.files), "matched": len(self.done), "parsed": self.parsed}
         scan = TreeScan(tuple(self.done), tuple(self.errors), stats, tree.digest())
         digests = {m: self.contents[s.abspath] for m, s in first.items() if s.abspath in self.contents}
-        return TreeIndex(scan, self.index, digests, workers)
+        return TreeIndex(scan, self.index, digests, workers, parses)
 
 
 def _wanted(source: SourceFile, first: dict[str, SourceFile]) -> tuple[str, str, str, bool]:
@@ -365,8 +391,9 @@ def _chunk_key(names: Sequence[str], modules: Sequence[str | None], contents: Se
     return digest.digest()
 
 
-def _read_chunk(job: _Job) -> _Read:
-    """Read, digest and scan the files of one chunk, and take its words when it is whole and the store lacks them."""
+def _read_chunk(job: _Job, parses: Parses | None = None) -> _Read:
+    """Read, digest and scan the files of one chunk, and take its words when it is whole and the store lacks them;
+    the files parsed go to *parses*, if given."""
     store = ContentStore(job.cache_dir)
     needle = job.attribute.encode("utf-8")
     accounts: list[tuple[int, int, bytes] | str] = []
@@ -386,7 +413,8 @@ def _read_chunk(job: _Job) -> _Read:
             cached = store.scan(content, job.attribute, path)
             parsed = cached is None
             if cached is None:
-                cached = scan_one(path, data, job.attribute)
+                keep = partial(parses.keep, path, content) if parses is not None else None
+                cached = scan_one(path, data, job.attribute, keep)
                 store.put_scan(content, job.attribute, cached)
             scans[position] = (cached, parsed)
     if not job.whole:

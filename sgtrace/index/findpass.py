@@ -18,7 +18,7 @@ from sgtrace.cache import Manifest, encode_scan
 from sgtrace.discover import Listing
 from sgtrace.index.store import ContentStore, content_digest, scan_key
 from sgtrace.model import FileError, FileScan, Limits, PathFilter, SourceFile
-from sgtrace.parse import read_file
+from sgtrace.parse import Parsed, read_file
 
 #: Below this many bytes to parse, a process pool costs more than it saves.
 POOL_BYTES = 512 * 1024
@@ -149,12 +149,13 @@ def _read(source: SourceFile, errors: list[FileError]) -> tuple[bytes, int, int]
         return None
 
 
-def scan_one(path: str, data: bytes, attribute: str) -> FileScan:
-    """find's scan of one file (a file too deep for the interpreter's stack is an error, not a crash)."""
+def scan_one(path: str, data: bytes, attribute: str, keep: Callable[[Parsed], None] | None = None) -> FileScan:
+    """find's scan of one file (a file too deep for the interpreter's stack is an error, not a crash); *keep*, if
+    given, is handed the parse."""
     from sgtrace.index.scan import scan_file  # imported on first parse: a warm run needs no parser
 
     try:
-        return scan_file(path, data, attribute)
+        return scan_file(path, data, attribute, keep)
     except RecursionError:
         return FileScan((), (FileError(path, 0, "too deeply nested to analyse"),))
 

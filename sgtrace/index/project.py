@@ -22,7 +22,7 @@ from typing import Any
 from sgtrace.cache import TreeDigest
 from sgtrace.discover import Listing
 from sgtrace.index.body import read_body, read_statement
-from sgtrace.index.chunks import Workers
+from sgtrace.index.chunks import Parses, Workers
 from sgtrace.index.exprs import DEPTH, NestingError
 from sgtrace.index.identifiers import IdentifierIndex
 from sgtrace.index.outline import outline
@@ -98,6 +98,7 @@ class Project:
         digests: dict[str, bytes] | None = None,
         depth: int = DEPTH,
         workers: Workers | None = None,
+        parses: Parses | None = None,
     ):
         #: What is learnt of each file, by its content (outlines and bodies are read from it and kept in it).
         self.store = store or ContentStore(None)
@@ -140,6 +141,8 @@ class Project:
         #: The run's worker processes (for :meth:`prefetch`), and the modules handed to them.
         self._workers = workers
         self._pending: dict[str, Future[Outlined | None]] = {}
+        #: The files find's pass parsed in this process (taken, not parsed again).
+        self._parses = parses or Parses()
 
     # -- files and modules -------------------------------------------------
 
@@ -197,7 +200,7 @@ class Project:
         outlined = pending.result() if pending is not None else None
         if outlined is not None:
             return self._outlined(name, source, data, outlined)
-        parsed = parse(source.path, data)
+        parsed = self._parses.take(source.path, content) or parse(source.path, data)
         if isinstance(parsed, FileError):
             self.errors.append(parsed)
             return None

@@ -34,11 +34,13 @@ _PARAMETERS = frozenset(
 )
 
 
-def scan_file(path: str, data: bytes, attribute: str) -> FileScan:
-    """Find every access of *attribute* in one file's bytes."""
+def scan_file(path: str, data: bytes, attribute: str, keep: Callable[[Parsed], None] | None = None) -> FileScan:
+    """Find every access of *attribute* in one file's bytes (*keep*, if given, is handed the parse)."""
     parsed = parse(path, data)
     if isinstance(parsed, FileError):
         return FileScan((), (parsed,))
+    if keep is not None:
+        keep(parsed)
     accesses = _accesses(parsed, attribute)
     return FileScan(tuple(sorted(accesses, key=lambda a: (a.line, a.column, a.kind))), _errors(parsed))
 
