@@ -357,7 +357,7 @@ def _traced(
     project = Project(
         prepared.listing, ContentStore(options.cache_dir), index.identifiers if index else None,
         index.digests if index else None, options.limits.depth, index.workers if index else None,
-        index.parses if index else None,
+        index.parses if index else None, options.read_bodies,
     )  # fmt: skip
     store = JsonCache(options.cache_dir, "graph")
     cached = store.get(prepared.entry)
@@ -1138,11 +1138,13 @@ class _NoLanes:
 
 
 def _in_turn(options: RunOptions) -> RunOptions:
-    """*options* for trees read one after another in this process: the words of the file contents met are kept
-    from one tree to the next (:class:`~sgtrace.index.identifiers.Vocabulary`)."""
+    """*options* for trees read one after another in this process: the words of the file contents met
+    (:class:`~sgtrace.index.identifiers.Vocabulary`) and the function bodies read
+    (:class:`~sgtrace.index.body.ReadBodies`) are kept from one tree to the next."""
+    from sgtrace.index.body import ReadBodies
     from sgtrace.index.identifiers import Vocabulary
 
-    return dataclasses.replace(options, vocabulary=Vocabulary())
+    return dataclasses.replace(options, vocabulary=Vocabulary(), read_bodies=ReadBodies())
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,11 @@ import sgtrace.index.chunks
 import sgtrace.index.identifiers
 import sgtrace.index.project
 import sgtrace.index.scan
-from sgtrace.api import RunOptions, TraceQuery, caps, find
+from sgtrace.api import RunOptions, TraceQuery, _in_turn, caps, find
 from sgtrace.cache import folder_digest
 from sgtrace.cachedir import prune, tidy
 from sgtrace.discover import discover
-from sgtrace.index.body import read_body
+from sgtrace.index.body import ReadBodies, moved, read_body
 from sgtrace.index.chunks import index_tree
 from sgtrace.index.identifiers import IdentifierIndex, Vocabulary, chunk_words, stored, words_of
 from sgtrace.index.outline import outline
@@ -29,6 +29,7 @@ from sgtrace.index.project import Project
 from sgtrace.index.store import ContentStore, content_digest
 from sgtrace.model import FindQuery
 from sgtrace.parse import parse
+from sgtrace.records import Body
 from sgtrace.sources import Target
 from tests.conftest import FIXTURES
 
@@ -459,3 +460,43 @@ def test_the_files_find_parsed_in_this_process_are_not_parsed_again_for_the_grap
     kept.keep("b.py", b"B", big)  # type: ignore[arg-type]  (past the bound: not kept)
     assert kept.take("b.py", b"B") is None and kept.take("a.py", b"other") is None
     assert kept.take("a.py", b"A") is small and kept.take("a.py", b"A") is None
+
+
+def test_a_body_moved_down_the_file_is_the_body_read_there() -> None:
+    """A function met again unchanged is not read again: its body, every line moved, is the one read there."""
+    leave = "\n    def leave(self, x):\n        if x:\n            return\n        y, z = x.pair(k=[x for x in ())]\n"
+    source = SOURCE + leave
+    _, before = _parsed_bodies(source.encode())
+    _, after = _parsed_bodies(("# moved\n" * 7 + source).encode())
+    assert len(before) == 2 and any(b.leaves for b in before)  # type: ignore[attr-defined]
+    assert [moved(b, 7) for b in before] == after  # type: ignore[arg-type]
+    assert [moved(b, 0) for b in before] == before and moved(after[0], -7) == before[0]  # type: ignore[arg-type]
+
+
+def test_trees_read_in_turn_take_the_bodies_read_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history's next release: functions moved, unchanged, are taken from the tree before and answer as read;
+    a changed one, or one moved to another column, is read again."""
+    first, second = _copy(tmp_path, "one"), _copy(tmp_path, "two")
+    mixin = second / "kv_mixin.py"
+    mixin.write_text("# a new first line\n" * 3 + mixin.read_text().replace("// factor", "// (factor + 1)"))
+    query = TraceQuery("max_total_num_tokens")
+    alone = caps(query, "mem_fraction_static", Target(str(second), "t"), RunOptions(jobs=1))
+    in_turn = _in_turn(RunOptions(jobs=1))
+    caps(query, "mem_fraction_static", Target(str(first), "t"), in_turn)
+    read: list[int] = []
+    real = sgtrace.index.project.read_body
+    monkeypatch.setattr(sgtrace.index.project, "read_body", lambda node, depth: read.append(1) or real(node, depth))
+    shared = caps(query, "mem_fraction_static", Target(str(second), "t"), in_turn)
+    assert (shared.budget_sites, shared.caps) == (alone.budget_sites, alone.caps)
+    assert [s.line for s in shared.budget_sites] == [9]  # moved down three lines
+    assert len(read) == 1  # shrink_pool, changed
+
+    known = ReadBodies()
+    data = b"def f(x):\n    return x\n\nclass C:\n    def f(x):\n        return x\n"
+    body = _parsed_bodies(data)[1][0]
+    known.put(ReadBodies.key(data, 0, 22, 1000), 1, body)  # type: ignore[arg-type]
+    assert known.get(ReadBodies.key(b"\n\n" + data, 2, 24, 1000), 3) == moved(body, 2)  # type: ignore[arg-type]
+    assert known.get(ReadBodies.key(data, 0, 22, 5), 1) is None  # read with another bound
+    assert known.get(ReadBodies.key(data, 37, 66, 1000), 5) is None  # another column: another text
+    known.put(ReadBodies.key(data, 37, 66, 1000), 5, Body((), (), (), "too deeply nested"))
+    assert known.get(ReadBodies.key(data, 37, 66, 1000), 5) is None

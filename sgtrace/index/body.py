@@ -14,6 +14,7 @@ thousands of functions, so bodies are read from the tree-sitter tree.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from sgtrace.index.exprs import DEPTH, NestingError, expr, text
@@ -333,3 +334,69 @@ def _header(node: Any) -> str:
     raw: bytes = node.text
     cut = body.start_byte - node.start_byte if body is not None else len(raw)
     return " ".join(raw[:cut].decode("utf-8", "replace").split())
+
+
+class ReadBodies:
+    """The bodies one process read, by the text of their functions, for trees read one after another (a
+    history's next release moves most functions of a changed file without changing them): a function met again
+    with the same text, at the same column, is not read again; its body's lines are moved to where it now is.
+
+    Only bodies read whole are kept (one too deeply nested is read again, so that its tree reports it).
+    """
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[int, int, bytes], tuple[Body, int]] = {}
+
+    @staticmethod
+    def key(data: bytes, start: int, end: int, depth: int) -> tuple[int, int, bytes]:
+        """What a function at bytes *start*..*end* of *data* is known by: the bound it is read with, its column,
+        the digest of its text."""
+        column = start - data.rfind(b"\n", 0, start) - 1
+        return depth, column, hashlib.blake2b(data[start:end], digest_size=16).digest()
+
+    def get(self, key: tuple[int, int, bytes], line: int) -> Body | None:
+        """The body of the function so known, as it reads at 1-based *line* (its ``def``'s), or None."""
+        found = self._read.get(key)
+        if found is None:
+            return None
+        body, was = found
+        return moved(body, line - was)
+
+    def put(self, key: tuple[int, int, bytes], line: int, body: Body) -> None:
+        if not body.error:
+            self._read[key] = (body, line)
+
+
+def moved(body: Body, delta: int) -> Body:
+    """*body* with every line moved by *delta* (an expression's unknown line, 0, stays 0)."""
+    if delta == 0:
+        return body
+    done: dict[int, Expr] = {}  # an expression shared by several records is moved once, and stays shared
+
+    def to(value: Expr) -> Expr:
+        found = done.get(id(value))
+        if found is None:
+            base = to(value.base) if value.base is not None else None
+            args = tuple(to(arg) for arg in value.args)
+            keywords = tuple((name, to(arg)) for name, arg in value.keywords)
+            line = value.line + delta if value.line else 0
+            found = done[id(value)] = Expr(value.kind, value.text, value.name, base, args, keywords, line)
+        return found
+
+    def target(value: Target) -> Target:
+        base = to(value.base) if value.base is not None else None
+        return Target(value.kind, value.name, base, value.path, value.line + delta, value.text)
+
+    def returned(value: Return) -> Return:
+        return Return(to(value.value), value.guard, value.line + delta)
+
+    return Body(
+        tuple(
+            Assignment(target(a.target), to(a.value), a.op, a.guard, a.code, a.line + delta, a.annotation, a.exits)
+            for a in body.assignments
+        ),
+        tuple(map(returned, body.returns)),
+        tuple(CallSite(to(c.call), c.line + delta, c.guard) for c in body.calls),
+        body.error,
+        tuple(map(returned, body.leaves)),
+    )

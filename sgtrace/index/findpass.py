@@ -46,6 +46,9 @@ class RunOptions:
     #: for trees read one after another in one process; the tree is then read here, its words neither packed
     #: nor stored.
     vocabulary: Any = field(default=None, compare=False)
+    #: The function bodies this process read, by their text (a :class:`~sgtrace.index.body.ReadBodies`), for
+    #: trees read one after another: a function met again unchanged is not read again.
+    read_bodies: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from sgtrace.cache import TreeDigest
 from sgtrace.discover import Listing
-from sgtrace.index.body import read_body, read_statement
+from sgtrace.index.body import ReadBodies, read_body, read_statement
 from sgtrace.index.chunks import Parses, Workers
 from sgtrace.index.exprs import DEPTH, NestingError
 from sgtrace.index.identifiers import IdentifierIndex
@@ -99,6 +99,7 @@ class Project:
         depth: int = DEPTH,
         workers: Workers | None = None,
         parses: Parses | None = None,
+        read_bodies: ReadBodies | None = None,
     ):
         #: What is learnt of each file, by its content (outlines and bodies are read from it and kept in it).
         self.store = store or ContentStore(None)
@@ -143,6 +144,8 @@ class Project:
         self._pending: dict[str, Future[Outlined | None]] = {}
         #: The files find's pass parsed in this process (taken, not parsed again).
         self._parses = parses or Parses()
+        #: The bodies this process read in the trees before (when it reads trees in turn).
+        self._read_bodies = read_bodies
 
     # -- files and modules -------------------------------------------------
 
@@ -370,7 +373,7 @@ class Project:
             stored = entry.bodies.get(where) if entry is not None else None
             body = self._unpacked(stored, module) if stored is not None else None
             if body is None:
-                body = self._read(module, function)
+                body = self._read(module, function, entry is not None and entry.error is None)
                 if entry is not None and body.error != "too deeply nested":
                     entry.bodies[where] = pack_body(body)
                     self._grown.add(memo[0])
@@ -390,9 +393,20 @@ class Project:
             names = self._assigned[memo] = {k: tuple(v) for k, v in grouped.items()}
         return names.get(name, ())
 
-    def _read(self, module: Module, function: Function) -> Body:
+    def _read(self, module: Module, function: Function, clean: bool) -> Body:
+        """Read the body of *function* (or take it from the bodies this process read, when its module parses
+        *clean*: tree-sitter may read a function beside a syntax error otherwise than alone)."""
+        known = self._read_bodies if clean else None
+        key = ReadBodies.key(module.data, function.start, function.end, self.depth) if known is not None else None
+        if known is not None and key is not None:
+            found = known.get(key, function.line)
+            if found is not None:
+                return found
         node = self._definition(module, function)
-        return self._read_body(module, node) if node is not None else Body((), (), (), "not found")
+        body = self._read_body(module, node) if node is not None else Body((), (), (), "not found")
+        if known is not None and key is not None:
+            known.put(key, function.line, body)
+        return body
 
     def _definition(self, module: Module, function: Function) -> Any:
         """The ``def`` node of *function*: from the module's tree when it is kept, else from a parse of the
