@@ -852,40 +852,40 @@ def history(
     from sgtrace.analyses.history import FirstChange, History, first_change, searched, watched
     from sgtrace.index.findpass import spare_cpus
 
-    reader = _Stops(query, budget, options, log, settings or {}, want, _Server(server_info, command, max_log_bytes,
-                    model), git, notify)  # fmt: skip
-    found = watched(kinds, reader.startup)
-    lanes = lanes if lanes is not None else min(2, spare_cpus())
-    if not first:
+    with _Stops(query, budget, options, log, settings or {}, want, _Server(server_info, command, max_log_bytes,
+                model), git, notify) as reader:  # fmt: skip
+        found = watched(kinds, reader.startup)
+        lanes = lanes if lanes is not None else min(2, spare_cpus())
+        if not first:
+            with reader.lanes(lanes) as running:
+                ends = stops.ends() if isinstance(stops, StopList) else None
+                begun = ends if ends is not None and running.begin(*ends) else ()  # the lanes fetch what they began
+                points = _counted(reader.expand(_listed(stops)), git, max_stops)
+                reader.fetch_all([point for point in points if point not in begun], fetch_jobs)
+                read = reader.read_all(points, running)
+            reader.require(read)
+            _say_unreached(options, query, budget, read)
+            return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
+        points = _counted(reader.expand(_listed(stops)), git, None)
+        read = [reader.said(point) for point in points]
+        # the search's first probe is the middle whatever the first stop says: both are read at once
         with reader.lanes(lanes) as running:
-            ends = stops.ends() if isinstance(stops, StopList) else None
-            begun = ends if ends is not None and running.begin(*ends) else ()  # the lanes fetch what they began
-            points = _counted(reader.expand(_listed(stops)), git, max_stops)
-            reader.fetch_all([point for point in points if point not in begun], fetch_jobs)
-            read = reader.read_all(points, running)
-        reader.require(read)
-        _say_unreached(options, query, budget, read)
-        return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
-    points = _counted(reader.expand(_listed(stops)), git, None)
-    read = [reader.said(point) for point in points]
-    # the search's first probe is the middle whatever the first stop says: both are read at once
-    with reader.lanes(lanes) as running:
-        ahead = reader.read_some(points, [0, len(points) // 2], running)
-    read[0] = ahead.pop(0)
-    reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
+            ahead = reader.read_some(points, [0, len(points) // 2], running)
+        read[0] = ahead.pop(0)
+        reader.require(read[:1], inputs=False)  # the search compares with the first stop: it must be read
 
-    looked_for = searched(kinds, reader.startup)
+        looked_for = searched(kinds, reader.startup)
 
-    def differs(index: int) -> bool | None:
-        read[index] = ahead.pop(index) if index in ahead else reader.read(index, points[index])
-        if not read[index].read:
-            return None
-        return reader.change(read, 0, index, looked_for).changes
+        def differs(index: int) -> bool | None:
+            read[index] = ahead.pop(index) if index in ahead else reader.read(index, points[index])
+            if not read[index].read:
+                return None
+            return reader.change(read, 0, index, looked_for).changes
 
-    index, before = first_change(len(points), differs)  # a --set name of unread releases only is not an error
-    changes = reader.changes(read, found)
-    first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
-    return History(query.attribute, budget, tuple(read), changes, found, first_found)
+        index, before = first_change(len(points), differs)  # a --set name of unread releases only is not an error
+        changes = reader.changes(read, found)
+        first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
+        return History(query.attribute, budget, tuple(read), changes, found, first_found)
 
 
 def _listed(stops: Sequence[Point] | StopList) -> list[Point]:
@@ -940,6 +940,15 @@ class _Stops:
         self.seen: dict[int, tuple[int, int, tuple[str, ...]]] = {}
         #: A commit -> its subject line.
         self.subjects: dict[str, str] = {}
+        #: Whether a stop read here froze what it left (see :meth:`read`).
+        self.frozen = False
+
+    def __enter__(self) -> _Stops:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.frozen:  # what the stops read here froze may be collected again (a program calling on)
+            gc.unfreeze()
 
     def expand(self, stops: Sequence[Point]) -> list[Point]:
         """The stops, a git ``LOW..HIGH`` replaced by the first-parent commits that touch the slice."""
@@ -1042,6 +1051,8 @@ class _Stops:
         """The stop, fetched (if it was not) and analysed here; a stop that says why when it cannot be."""
         self.notify(f"{point.label}: reading")
         gc.collect()  # what the stop before left (the CLI collects cycles rarely: see cli.main)
+        gc.freeze()  # what is left lives on (the words and bodies kept for the next stops): collections pass it by
+        self.frozen = True
         if self.options.vocabulary is None and self.options.jobs == 1:
             self.options = _in_turn(self.options)
         stop, seen = self._analysed(point, self.options)

@@ -211,6 +211,7 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
                 if os.environ.get("SGTRACE_DEBUG"):
                     traceback.print_exc()
             gc.collect()  # what the piece left in cycles (the CLI collects rarely: see cli.run)
+            gc.freeze()  # what is left lives on (what is kept for the next pieces): later collections pass it by
             now = _resident_mib()
             grown = now - began if now is not None and began is not None else None
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -186,3 +187,16 @@ def test_lanes_left_early_end_what_their_children_started(tmp_path: Path) -> Non
     while any(map(_running, helpers)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(map(_running, helpers))
+
+
+def _frozen(piece: int) -> tuple[int, int, int]:
+    _SEEN.append(piece)
+    return piece, os.getpid(), gc.get_freeze_count()
+
+
+def test_what_a_piece_leaves_is_frozen_for_the_pieces_after_it() -> None:
+    """After each piece the child collects and freezes what lives on (what it keeps for the next pieces):
+    the next collections pass it by."""
+    done = _run(3, 1, _frozen)
+    counts = [done[piece][0][2] for piece in range(3)]  # type: ignore[index]
+    assert counts[1] > counts[0] and counts[2] >= counts[1]

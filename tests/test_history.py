@@ -3,6 +3,7 @@ checkout built here (the real releases are in test_history_releases.py)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sgtrace import api
 from sgtrace.analyses.history import first_change
 from sgtrace.cli import cli
 from sgtrace.registry import between, is_pre
@@ -290,3 +292,23 @@ def test_two_lanes_keeping_each_releases_words_answer_as_one_process(tmp_path: P
     stops = json.loads(two[1])["stops"]
     assert [stop["error"] for stop in stops] == [None] * 5
     assert [stop["formula"][0]["code"].endswith(") - 1") for stop in stops] == [False, False, True, True, True]
+
+
+def test_stops_read_in_this_process_leave_the_collector_as_they_found_it(tmp_path: Path) -> None:
+    """Each stop read here freezes what it leaves (the words and bodies kept for the next), so that collections
+    pass it by; the history unfreezes it at its end: a program that calls on gets its garbage collected."""
+    trees = [str(_tree(tmp_path / "v1")), str(_tree(tmp_path / "v2", reserve=" - 1"))]
+    before = gc.get_freeze_count()
+    frozen: list[int] = []
+    real = api._Stops._analysed
+
+    def analysed(self: api._Stops, *args: object) -> object:
+        frozen.append(gc.get_freeze_count())
+        return real(self, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api._Stops, "_analysed", analysed)
+        code, out, err = _history(*trees, "--no-cache", "-j", "1")
+    assert code == 0, err
+    assert len(frozen) == 2 and all(count > before for count in frozen)
+    assert gc.get_freeze_count() == before
