@@ -379,6 +379,8 @@ def _traced(
         )  # fmt: skip
         graph = slicer.graph
         project.save()
+        if index is not None:
+            index.parses.clear()  # the graph is built: the parses it did not take are not needed
         # the files the slice could not read are part of the answer: a cached graph says them too
         met = [[e.path, e.line, e.message] for e in project.errors]
         graph.graph.update(attribute=query.attribute, truncated=slicer.truncated, errors=met)

@@ -460,6 +460,9 @@ def test_the_files_find_parsed_in_this_process_are_not_parsed_again_for_the_grap
     kept.keep("b.py", b"B", big)  # type: ignore[arg-type]  (past the bound: not kept)
     assert kept.take("b.py", b"B") is None and kept.take("a.py", b"other") is None
     assert kept.take("a.py", b"A") is small and kept.take("a.py", b"A") is None
+    kept.keep("a.py", b"A", small)  # type: ignore[arg-type]
+    kept.clear()
+    assert kept.take("a.py", b"A") is None
 
 
 def test_a_body_moved_down_the_file_is_the_body_read_there() -> None:
@@ -500,3 +503,10 @@ def test_trees_read_in_turn_take_the_bodies_read_before(tmp_path: Path, monkeypa
     assert known.get(ReadBodies.key(data, 37, 66, 1000), 5) is None  # another column: another text
     known.put(ReadBodies.key(data, 37, 66, 1000), 5, Body((), (), (), "too deeply nested"))
     assert known.get(ReadBodies.key(data, 37, 66, 1000), 5) is None
+
+    first = ReadBodies.key(data, 0, 22, 1000)
+    known.begin()  # the next tree: what the tree before met is kept for it
+    assert known.get(first, 1) == body
+    known.begin()
+    known.begin()  # the tree before did not meet it: let go
+    assert known.get(first, 1) is None

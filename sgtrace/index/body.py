@@ -341,11 +341,17 @@ class ReadBodies:
     history's next release moves most functions of a changed file without changing them): a function met again
     with the same text, at the same column, is not read again; its body's lines are moved to where it now is.
 
-    Only bodies read whole are kept (one too deeply nested is read again, so that its tree reports it).
+    Only bodies read whole are kept (one too deeply nested is read again, so that its tree reports it), and
+    only those of the tree being read and of the one before it (see :meth:`begin`).
     """
 
     def __init__(self) -> None:
         self._read: dict[tuple[int, int, bytes], tuple[Body, int]] = {}
+        self._before: dict[tuple[int, int, bytes], tuple[Body, int]] = {}
+
+    def begin(self) -> None:
+        """A new tree is read: the bodies that neither it nor the tree before it met are let go."""
+        self._before, self._read = self._read, {}
 
     @staticmethod
     def key(data: bytes, start: int, end: int, depth: int) -> tuple[int, int, bytes]:
@@ -358,7 +364,10 @@ class ReadBodies:
         """The body of the function so known, as it reads at 1-based *line* (its ``def``'s), or None."""
         found = self._read.get(key)
         if found is None:
-            return None
+            found = self._before.pop(key, None)
+            if found is None:
+                return None
+            self._read[key] = found
         body, was = found
         return moved(body, line - was)
 

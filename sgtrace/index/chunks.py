@@ -112,6 +112,11 @@ class Parses:
         """The parse of the file at *path* with that content (once), or None."""
         return self._kept.pop((path, content), None)
 
+    def clear(self) -> None:
+        """Let go of the parses not taken."""
+        self._kept.clear()
+        self._bytes = 0
+
 
 @dataclass(frozen=True, slots=True)
 class TreeIndex:

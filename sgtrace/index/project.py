@@ -146,6 +146,8 @@ class Project:
         self._parses = parses or Parses()
         #: The bodies this process read in the trees before (when it reads trees in turn).
         self._read_bodies = read_bodies
+        if read_bodies is not None:
+            read_bodies.begin()
 
     # -- files and modules -------------------------------------------------
 
