@@ -399,16 +399,18 @@ class Project:
         """Read the body of *function* (or take it from the bodies this process read, when its module parses
         *clean*: tree-sitter may read a function beside a syntax error otherwise than alone)."""
         known = self._read_bodies if clean else None
-        key = ReadBodies.key(module.data, function.start, function.end, self.depth) if known is not None else None
-        if known is not None and key is not None:
-            found = known.get(key, function.line)
-            if found is not None:
-                return found
-        node = self._definition(module, function)
-        body = self._read_body(module, node) if node is not None else Body((), (), (), "not found")
-        if known is not None and key is not None:
+        if known is None:
+            return self._read_alone(module, function)
+        key = ReadBodies.key(module.data, function.start, function.end, self.depth)
+        body = known.get(key, function.line)
+        if body is None:
+            body = self._read_alone(module, function)
             known.put(key, function.line, body)
         return body
+
+    def _read_alone(self, module: Module, function: Function) -> Body:
+        node = self._definition(module, function)
+        return self._read_body(module, node) if node is not None else Body((), (), (), "not found")
 
     def _definition(self, module: Module, function: Function) -> Any:
         """The ``def`` node of *function*: from the module's tree when it is kept, else from a parse of the
