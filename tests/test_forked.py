@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import time
@@ -212,3 +213,90 @@ def test_what_a_piece_leaves_is_frozen_for_the_pieces_after_it() -> None:
     done = _run(3, 1, _frozen)
     counts = [done[piece][0][2] for piece in range(3)]  # type: ignore[index]
     assert counts[1] > counts[0] and counts[2] >= counts[1]
+
+
+_SPEAKING = """
+import sys
+from sgtrace.forked import Lanes
+
+def work(piece):
+    print(f"sgtrace: warning: piece {piece} says so", file=sys.stderr, flush=True)
+    return piece * 2
+
+done = {}
+with Lanes(work, 2) as lanes:
+    lanes.run([0, 1, 2, 3], lambda piece: piece, lambda piece, value, why: done.__setitem__(piece, value))
+print("done", sorted(done.items()), flush=True)
+"""
+
+
+def _under_a_terminal(code: str, tostop: bool, limit: float = 30.0) -> tuple[int | None, str]:
+    """Run *code* in a new session whose controlling terminal is a pseudo-terminal (with ``stty tostop`` if
+    *tostop*), as a shell runs a command in the foreground: its exit code (None if it did not end within
+    *limit* seconds; it and its children are then killed) and what it wrote to the terminal."""
+    import fcntl
+    import select
+    import signal
+    import subprocess
+    import sys
+    import termios
+
+    main, terminal = os.openpty()
+    modes = termios.tcgetattr(terminal)
+    modes[3] = modes[3] | termios.TOSTOP if tostop else modes[3] & ~termios.TOSTOP
+    termios.tcsetattr(terminal, termios.TCSANOW, modes)
+
+    def controlled() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=terminal, stdout=terminal, stderr=terminal,
+                               preexec_fn=controlled)  # fmt: skip
+    os.close(terminal)
+    written = b""
+    deadline = time.monotonic() + limit
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:  # the terminal's last holder closed it
+                    break
+                if not chunk:
+                    break
+                written += chunk
+            elif process.poll() is not None:
+                break
+        ended = process.poll()
+        if ended is None:  # it and its children (each in a group of its own, all in its session)
+            for pid in _in_session(process.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        process.wait()
+        return ended, written.decode("utf-8", "replace")
+    finally:
+        os.close(main)
+
+
+def _in_session(session: int) -> list[int]:
+    """The processes of a session (Linux's /proc: the sixth field of a process's stat)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[3]) == session:
+                    found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("tostop", [False, True], ids=["plain", "tostop"])
+def test_a_child_writing_to_the_terminal_is_not_stopped(tostop: bool) -> None:
+    """A lane's child is in its own process group, not the terminal's foreground one: under ``stty tostop`` its
+    first write to the terminal (a warning: a damaged cache entry) stopped it with SIGTTOU, and the parent
+    waited for it for ever. Now it writes and goes on."""
+    code, written = _under_a_terminal(_SPEAKING, tostop)
+    assert code == 0, written
+    assert "done [(0, 0), (1, 2), (2, 4), (3, 6)]" in written
+    assert all(f"piece {piece} says so" in written for piece in range(4))
