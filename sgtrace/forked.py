@@ -199,8 +199,7 @@ def _lane(work: Callable[[int], Any], connection: Connection) -> None:
             os.setpgid(0, 0)  # what it starts (pip) ends with it when the lanes are left early (see _Lane.stop)
         # its own group is not the terminal's foreground group: under ``stty tostop`` a write to the terminal
         # (a warning) would stop it, and the parent would wait for it for ever, unless SIGTTOU is ignored
-        if hasattr(signal, "SIGTTOU"):
-            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
         while True:
             try:
                 piece = connection.recv()

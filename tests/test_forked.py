@@ -173,10 +173,16 @@ def _fetching(marker: str) -> None:
     time.sleep(60)
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of a process's Linux /proc stat after its name (state, parent, group, session, ...); OSError if
+    there is no such process."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
 def _running(pid: int) -> bool:
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        return _stat(pid)[0] not in ("Z", "X")
     except FileNotFoundError:
         return False
 
@@ -285,8 +291,7 @@ def _in_session(session: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[3]) == session:
+                if int(_stat(int(entry.name))[3]) == session:
                     found.append(int(entry.name))
     return found
 
