@@ -128,7 +128,7 @@ def points(arguments: Sequence[str], cache_dir: Path, pre: bool = False) -> list
                 raise FetchError(f"{argument}: the registry has no version of {name} from {low} to {high}")
         else:
             listed = [v.strip() for v in versions.split(",") if v.strip()]
-        found += [Point(f"{name}=={version}", version) for version in listed]
+        found += [_stop(name, version) for version in listed]
     return found
 
 
@@ -140,7 +140,12 @@ def range_ends(arguments: Sequence[str]) -> tuple[Point, Point] | None:
         return None
     name = match["name"]
     low, high = sorted(match["versions"].split("..", 1), key=version_key)
-    return Point(f"{name}=={low}", low), Point(f"{name}=={high}", high)
+    return _stop(name, low), _stop(name, high)
+
+
+def _stop(name: str, version: str) -> Point:
+    """One release of a span: fetched by its spec, named by its version."""
+    return Point(f"{name}=={version}", version)
 
 
 #: ``name==LOW..HIGH`` or ``name==A,B,...``: a span of releases rather than one.
