@@ -309,6 +309,38 @@ def test_the_memory_bar_names_the_rank_its_figures_after_the_weights_are_of() ->
     assert ledger_lines(run, ledger(run))[0] == "memory of one GPU (TP1, the one with the least free):"
 
 
+def test_the_memory_bar_of_a_fragment_names_the_rank_of_each_figure(tmp_path: Path) -> None:
+    """A real TP8 fragment (no 'Load weight end', cut at the graphs' capture): the free memory before the weights,
+    the pool and what is left are three ranks' lines, and none is known to be the rank with the least free. The
+    bar says whose each figure is, where it named one rank 'the one with the least free' and cited the others'
+    lines as its own; the answer does not call the cut start-up complete."""
+    stamp = "[2025-10-16 09:06:{:02d} {}] "
+    text = "\n".join(
+        stamp.format(i, rank) + line
+        for i, (rank, line) in enumerate([
+            ("TP5", "Load weight begin. avail mem=137.29 GB"),
+            ("TP0", "Load weight begin. avail mem=137.34 GB"),
+            ("TP1", "KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB"),
+            ("TP1", "Memory pool end. avail mem=11.87 GB"),
+            ("TP0", "Capture cuda graph begin. This can take up to several minutes. avail mem=11.82 GB"),
+        ])
+    )  # fmt: skip
+    (run,) = split(text)
+    lines = ledger_lines(run, ledger(run))
+    assert lines[0] == "memory of one GPU (figures of TP5, TP1, TP0: the log shows no rank's whole start-up):"
+    assert [line.split("GB")[-1].strip() for line in lines[2:]] == [
+        "line 1 (TP5)", "line 3 (TP1)", "", "line 5 (TP0)"
+    ]  # fmt: skip
+    log = tmp_path / "fragment.log"
+    log.write_text(text + "\n")
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    assert "Start-up 1 of 1 (the latest to size its pool; not ready in the log):" in " ".join(out.output.split())
+    ready = text + "\n" + stamp.format(30, "TP0") + "The server is fired up and ready to roll!\n"
+    log.write_text(ready)
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log), "--format", "json"])
+    assert [row["rank"] for row in json.loads(out.stdout)["ledger"]] == ["TP5", "TP1", "", "TP0"]
+
+
 @pytest.mark.parametrize("minutes", [5, 15])
 def test_a_long_load_whose_begin_and_end_are_logged_is_one_start_up(minutes: int) -> None:
     """A 'Load weight end' without elapsed= (real Ascend logs of 0.5.8) minutes after its 'Load weight begin':

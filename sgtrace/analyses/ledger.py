@@ -31,6 +31,8 @@ class LedgerRow:
     gb: float
     #: 1-based log line it was read from (None for a remainder).
     line: int | None
+    #: The rank whose line it is ("" for a remainder, or a line with no rank prefix).
+    rank: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
     before = target.get("avail_before_weights_gb")
     if before is None:
         return ()
-    rows = [LedgerRow("free before the weights", before.value, before.line)]
+    rows = [LedgerRow("free before the weights", before.value, before.line, before.rank)]
     for label, figures in (("", target), ("draft ", draft)):
         rows += _model_rows(label, figures)
     for label, figures in (("CUDA graphs", target), ("draft CUDA graphs", draft)):
@@ -110,12 +112,14 @@ def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
         rows.append(_row(f"{label}KV pool", figures["kv_gb"]))
     after, pool, kv = (figures.get(n) for n in ("avail_after_weights_gb", "avail_after_pool_gb", "kv_gb"))
     if after and pool and kv:
-        rows.append(LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line))
+        rows.append(
+            LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line, pool.rank)
+        )
     return rows
 
 
 def _row(item: str, figure: Figure) -> LedgerRow:
-    return LedgerRow(item, _gb(figure.value), figure.line)
+    return LedgerRow(item, _gb(figure.value), figure.line, figure.rank)
 
 
 def _gb(value: float) -> float:

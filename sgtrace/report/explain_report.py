@@ -139,7 +139,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "missing": result.missing,
         "runs": [_run(run) for run in context.runs],
         "run": context.run or None,
-        "ledger": [{"item": row.item, "gb": row.gb, "line": row.line} for row in context.ledger],
+        "ledger": [{"item": row.item, "gb": row.gb, "line": row.line, "rank": row.rank} for row in context.ledger],
         "answer": answer(found.budget, result, context),
         "implied": result.implied,
         "assumed": list(result.assumptions),

@@ -8,6 +8,7 @@ from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
 from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.run.messages import QUANTITIES, quote
+from sgtrace.run.stages import Ended
 from sgtrace.run.startups import StartUp, fraction, weights
 
 #: Columns of the ledger's bar, its two ends included.
@@ -34,7 +35,10 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     run = explained(context)
     parts: list[str] = []
     if run is not None:
-        latest = " (the latest complete one)" if context.run == _latest_complete(context.runs) else ""
+        latest = ""
+        if context.run == _latest_complete(context.runs):  # complete: ready, or its pool sized and it did not die
+            up = run.end in (Ended.READY, Ended.READY_THEN_STOPPED, Ended.READY_THEN_DIED)
+            latest = " (the latest complete one)" if up else " (the latest to size its pool; not ready in the log)"
         parts.append(f"Start-up {context.run} of {len(context.runs)}{latest}:")
     product = context.multiplied
     if result.kv_budget_gb is None:
@@ -276,13 +280,23 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
     """The stacked bar (80 columns) above the table of rows."""
     if not rows:
         return []
-    # the rank the figures after the weights are of (the binding one), else the first a figure names
-    binding = [run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target]
-    rank = next((r for r in binding if r), "") or next((f.rank for f in run.target.values() if f.rank), "")
-    lines = [f"memory of one GPU{f' ({rank}, the one with the least free)' if rank else ''}:", bar(rows)]
+    # the rank the figures after the weights are of (the binding one); without them no rank is known to be it
+    rank = next((r for r in (run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target)
+                 if r), "")  # fmt: skip
+    ranks = list(dict.fromkeys(row.rank for row in rows if row.rank))
+    if rank:
+        head = f" ({rank}, the one with the least free)"
+    elif len(ranks) == 1:
+        head = f" ({ranks[0]})"
+    else:
+        head = f" (figures of {', '.join(ranks)}: the log shows no rank's whole start-up)" if ranks else ""
+    named = rank or (ranks[0] if len(ranks) == 1 else "")
+    lines = [f"memory of one GPU{head}:", bar(rows)]
     for row in rows:
         mark = _MARKS.get(row.item, " ")
         line = f"line {row.line}" if row.line is not None else ""
+        if row.rank and row.rank != named and row.line is not None:
+            line += f" ({row.rank})"
         if row.item == "free before the weights" and "avail_before_weights_gb" in run.derived:
             line += f" (the free and the used memory of its {quote('load_end')})"
         lines.append(f"  {mark} {row.item:<26} {row.gb:>7.2f} GB  {line}".rstrip())
