@@ -260,3 +260,27 @@ def test_a_malformed_weights_index_is_passed_over_for_the_weight_files(tmp_path:
     with open(tmp_path / "model-00001-of-00001.safetensors", "wb") as handle:
         handle.truncate(1 << 30)
     assert weight_files(tmp_path) == (1 << 30, f"1 weight files in {tmp_path}")
+
+
+def test_a_log_whose_ranks_name_their_pipeline_stage_ran_with_pipeline_parallelism(tmp_path: Path) -> None:
+    """SGLang names a rank's pipeline stage (``PP1``) only when pp_size > 1: a real gpustack deployment's paste
+    showed only ``PP0`` lines and no server arguments, and the pipeline's all-reduce MIN of the pool was said not
+    reached (the release's default, pp_size 1). The rank prefixes give at least two stages, and yield to any
+    server_args, command or --set that names pp_size."""
+    lines = [
+        "[2025-11-11 20:29:10 {rank}] Load weight begin. avail mem=78.50 GB",
+        "[2025-11-11 20:29:20 {rank}] Load weight end. type=Qwen2ForCausalLM, avail mem=70.40 GB, mem usage=8.10 GB.",
+        "[2025-11-11 20:29:21 {rank}] KV Cache is allocated. #tokens: 1000000, K size: 25.00 GB, V size: 25.00 GB",
+    ]
+    log = tmp_path / "pp.log"
+
+    def reduced(rank: str, *args: str) -> tuple[str, str | None]:
+        log.write_text("\n".join(line.format(rank=rank) for line in lines) + "\n")
+        _, data = _json("--log", str(log), *args)
+        (cap,) = [c for c in data["caps"] if "self.pp_size > 1" in c["why"]]
+        return cap["status"], data["origins"].get("pp_size")
+
+    assert reduced("PP0 TP0") == ("applies", "the log's rank prefixes: a PP rank, at least 2 pipeline stages")
+    assert reduced("PP3") == ("applies", "the log's rank prefixes: a PP rank, at least 4 pipeline stages")
+    assert reduced("TP0")[0] == "not reached"
+    assert reduced("PP0 TP0", "--set", "pp_size=1") == ("not reached", "--set")

@@ -295,3 +295,17 @@ def test_a_headroom_is_never_presented_as_the_pool(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "gives a KV pool of 16.86 GB per GPU" in " ".join(result.stdout.split())
     assert "8.26 GB per GPU" not in result.stdout and "GB more" not in result.stdout
+
+
+def test_a_real_pipeline_stage_fragment_keeps_the_pipelines_min(tmp_path: Path) -> None:
+    """A gpustack deployment's paste (Qwen3.5, PP0's lines only, no server arguments): its rank names a pipeline
+    stage, which SGLang prints only with pp_size > 1, so the pipeline's all-reduce MIN of the pool applies on 0.5.9
+    (it was said not reached, by the release's default pp_size)."""
+    log = FIXTURES / "logs" / "real" / "084-qwen35-gpustack-pp-distributed-pp0-pool-to-capture-fragment.log"
+    root = releases.release(releases.MIDDLE)
+    args = ["explain", str(root), "--log", str(log), "--cache-dir", str(tmp_path), "--format", "json"]
+    out = CliRunner().invoke(cli, args)
+    data = json.loads(out.stdout)
+    reduced = [cap for cap in data["caps"] if "pp_size > 1" in cap["why"]]
+    assert reduced and {cap["status"] for cap in reduced} == {"applies"}, reduced
+    assert data["origins"]["pp_size"] == "the log's rank prefixes: a PP rank, at least 2 pipeline stages"

@@ -177,6 +177,9 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
     """The layered facts of one explanation (see the module doc), completed and checked."""
     layers: dict[str, Mapping[str, Any]] = {}
     notes: list[str] = []
+    stages = _pipeline_stages(chosen.ranks) if chosen is not None else 0
+    if stages:  # the weakest layer: any command, server_args or --set that names pp_size wins
+        layers[f"the log's rank prefixes: a PP rank, at least {stages} pipeline stages"] = {"pp_size": stages}
     try:
         if chosen is not None and chosen.command:
             layers["the log's launch command"] = _configured(read_command(chosen.command, args), "the log's", notes)
@@ -209,6 +212,13 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
     if chosen_fraction is not None and "mem_fraction_static" not in given.settings and chosen and not chosen.death:
         origins["mem_fraction_static"] = f"SGLang's own choice (line {chosen_fraction.line}), not the one asked for"
     return Inputs(known, origins, tuple(notes))
+
+
+def _pipeline_stages(ranks: Sequence[str]) -> int:
+    """The pipeline stages a start-up's rank prefixes show at least (SGLang names a rank's stage, ``PP1``, only when
+    pp_size > 1); 0 when none names one."""
+    found = [int(n) for rank in ranks for n in re.findall(r"\bPP(\d+)\b", rank)]
+    return max(2, max(found) + 1) if found else 0
 
 
 def _estimated_weights(given: Given, merged: Mapping[str, Any]) -> tuple[float, str] | None:
