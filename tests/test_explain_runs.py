@@ -313,7 +313,7 @@ def test_the_memory_bar_of_a_fragment_names_the_rank_of_each_figure(tmp_path: Pa
     """A real TP8 fragment (no 'Load weight end', cut at the graphs' capture): the free memory before the weights,
     the pool and what is left are three ranks' lines, and none is known to be the rank with the least free. The
     bar says whose each figure is, where it named one rank 'the one with the least free' and cited the others'
-    lines as its own; the answer does not call the cut start-up complete."""
+    lines as its own; the answer does not call the cut start-up complete, and its tokens are shown whole."""
     stamp = "[2025-10-16 09:06:{:02d} {}] "
     text = "\n".join(
         stamp.format(i, rank) + line
@@ -335,6 +335,7 @@ def test_the_memory_bar_of_a_fragment_names_the_rank_of_each_figure(tmp_path: Pa
     log.write_text(text + "\n")
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
     assert "Start-up 1 of 1 (the latest to size its pool; not ready in the log):" in " ".join(out.output.split())
+    assert "  kv_tokens = 2795207\n" in out.output  # whole, where it was 2.79521e+06
     ready = text + "\n" + stamp.format(30, "TP0") + "The server is fired up and ready to roll!\n"
     log.write_text(ready)
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log), "--format", "json"])

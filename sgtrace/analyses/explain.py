@@ -321,7 +321,8 @@ def bound_by(
             except (Missing, TypeError, ArithmeticError):
                 continue
             if isinstance(value, (int, float)) and 0 <= value - tokens <= max(1.0, value * _PAGE_SLACK):
-                bound.append((cap.path, cap.line, f"{ast.unparse(arg)} = {value:g}, the pool's {tokens:g} tokens"))
+                said = f"{ast.unparse(arg)} = {value:.12g}, the pool's {tokens:.12g} tokens"
+                bound.append((cap.path, cap.line, said))
                 break
     return tuple(bound)
 

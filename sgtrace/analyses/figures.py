@@ -44,9 +44,9 @@ def check(name: str, value: Any, budget: str, numeric: bool) -> None:
     if name == budget and not 0 < value <= 1:
         raise BadFigure(f"--set {name}={value:g}: a fraction of the GPU's memory, in (0, 1]")
     if name in OPERATOR_FIGURES and value < 0:
-        raise BadFigure(f"--set {name}={value:g}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
+        raise BadFigure(f"--set {name}={value:.12g}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
     if name in ("kv_tokens", "max_total_num_tokens") and value != int(value):
-        raise BadFigure(f"--set {name}={value:g}: a whole number of tokens")
+        raise BadFigure(f"--set {name}={value:.12g}: a whole number of tokens")
 
 
 def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -84,7 +84,7 @@ def contradictions(facts: Mapping[str, Any], given: set[str]) -> None:
             continue
         if small > big + _ROUNDING_GB:
             raise BadFigure(
-                f"{small_name}={small:g} is more than {big_name}={big:g}: {what} cannot exceed it"
+                f"{small_name}={small:.12g} is more than {big_name}={big:.12g}: {what} cannot exceed it"
                 + (" (check which figure is which)" if {small_name, big_name} <= given else "")
             )
 

@@ -130,5 +130,6 @@ def _gb(value: float) -> float:
 def _inputs(used: Mapping[str, Any]) -> str:
     """``name=value`` pairs; whole numbers read from a log as floats are shown whole."""
     return ", ".join(
-        f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(used.items())
+        f"{name}={value:.12g}" if isinstance(value, float) else f"{name}={value}"
+        for name, value in sorted(used.items())
     )

@@ -85,8 +85,9 @@ def pool_sentence(old: str, new: str, pool: PoolChange) -> str:
 
 
 def value(given: object) -> str:
-    """A --set value as the operator wrote it (``0``, not ``0.0``)."""
-    return f"{given:g}" if isinstance(given, float) else str(given)
+    """A value as the operator wrote it or the log printed it (``0``, not ``0.0``; ``2795207``, not ``2.79521e+06``:
+    twelve significant digits, which a token count or a byte count never passes)."""
+    return f"{given:.12g}" if isinstance(given, float) else str(given)
 
 
 def gb(value: float | None) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.operator import Context, explained
 from sgtrace.model import CapsResult
+from sgtrace.report.diff_parts import value as written
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
 from sgtrace.run.startups import StartUp
 
@@ -199,5 +200,5 @@ def _wrapped(paragraph: str) -> list[str]:
     return [line.replace("\u00a0", " ") for line in textwrap.wrap(kept, 100)]
 
 
-def _show(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else repr(value)
+def _show(given: Any) -> str:
+    return written(given) if isinstance(given, float) else repr(given)

@@ -262,7 +262,8 @@ def runs_table(context: Context) -> list[str]:
 def run_details(run: StartUp) -> list[str]:
     """How it was told from the one before, models, ranks and the ranks that disagree."""
     lines = [f"begun by: {run.begun_by} (line {run.first_line})"] if run.begun_by else []
-    lines.append(f"ranks: {len(run.ranks)} ({', '.join(run.ranks) or 'no rank prefix'})")
+    named = f"{len(run.ranks)} ({', '.join(run.ranks) or 'no rank prefix'})" if run.ranks else "none"
+    lines.append(f"ranks with memory lines: {named}")
     if run.model_types:
         lines.append(f"target model: {run.model_types[0]}")
     if run.draft:
@@ -271,7 +272,7 @@ def run_details(run: StartUp) -> list[str]:
         pool = f", its own KV pool {kv.value:.2f} GB (line {kv.line}), not the target's" if kv else ""
         lines.append(f"draft model:  {draft}{pool}")
     for name, values in run.disagreements:
-        shown = ", ".join(f"{rank} {value:g}" for rank, value in values)
+        shown = ", ".join(f"{rank} {value:.12g}" for rank, value in values)
         lines.append(f"ranks disagree on {name}: {shown}")
     return lines
 
@@ -391,4 +392,4 @@ def _gb(run: StartUp, name: str, spec: str = ".2f") -> str:
 
 
 def _show(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else ("-" if value is None else str(value))
+    return f"{value:.12g}" if isinstance(value, float) else ("-" if value is None else str(value))
