@@ -282,8 +282,8 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
     if not rows:
         return []
     # the rank the figures after the weights are of (the binding one); without them no rank is known to be it
-    rank = next((r for r in (run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target)
-                 if r), "")  # fmt: skip
+    after = [run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target]
+    rank = next((r for r in after if r), "")
     ranks = list(dict.fromkeys(row.rank for row in rows if row.rank))
     if rank:
         head = f" ({rank}, the one with the least free)"
