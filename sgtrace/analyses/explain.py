@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY, LOADED_ASSUMED
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.messages import QUANTITIES, quote
@@ -321,7 +322,7 @@ def bound_by(
             except (Missing, TypeError, ArithmeticError):
                 continue
             if isinstance(value, (int, float)) and 0 <= value - tokens <= max(1.0, value * _PAGE_SLACK):
-                said = f"{ast.unparse(arg)} = {value:.12g}, the pool's {tokens:.12g} tokens"
+                said = f"{ast.unparse(arg)} = {written(value)}, the pool's {written(tokens)} tokens"
                 bound.append((cap.path, cap.line, said))
                 break
     return tuple(bound)

@@ -33,6 +33,12 @@ class BadFigure(Exception):
     """A figure out of its range, or figures that contradict each other."""
 
 
+def written(value: object) -> str:
+    """A value as the operator wrote it or the log printed it (``0``, not ``0.0``; ``2795207``, not ``2.79521e+06``:
+    twelve significant digits, which a token count or a byte count never passes)."""
+    return f"{value:.12g}" if isinstance(value, float) else str(value)
+
+
 def check(name: str, value: Any, budget: str, numeric: bool) -> None:
     """BadFigure unless *value* of *name* is in range: finite, memory not negative, *budget* in (0, 1]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -44,9 +50,9 @@ def check(name: str, value: Any, budget: str, numeric: bool) -> None:
     if name == budget and not 0 < value <= 1:
         raise BadFigure(f"--set {name}={value:g}: a fraction of the GPU's memory, in (0, 1]")
     if name in OPERATOR_FIGURES and value < 0:
-        raise BadFigure(f"--set {name}={value:.12g}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
+        raise BadFigure(f"--set {name}={written(value)}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
     if name in ("kv_tokens", "max_total_num_tokens") and value != int(value):
-        raise BadFigure(f"--set {name}={value:.12g}: a whole number of tokens")
+        raise BadFigure(f"--set {name}={written(value)}: a whole number of tokens")
 
 
 def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -84,7 +90,7 @@ def contradictions(facts: Mapping[str, Any], given: set[str]) -> None:
             continue
         if small > big + _ROUNDING_GB:
             raise BadFigure(
-                f"{small_name}={small:.12g} is more than {big_name}={big:.12g}: {what} cannot exceed it"
+                f"{small_name}={written(small)} is more than {big_name}={written(big)}: {what} cannot exceed it"
                 + (" (check which figure is which)" if {small_name, big_name} <= given else "")
             )
 

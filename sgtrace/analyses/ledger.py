@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.release_args import Reserve
 from sgtrace.run.startups import Figure, StartUp, weights
 
@@ -129,7 +130,4 @@ def _gb(value: float) -> float:
 
 def _inputs(used: Mapping[str, Any]) -> str:
     """``name=value`` pairs; whole numbers read from a log as floats are shown whole."""
-    return ", ".join(
-        f"{name}={value:.12g}" if isinstance(value, float) else f"{name}={value}"
-        for name, value in sorted(used.items())
-    )
+    return ", ".join(f"{name}={written(value)}" for name, value in sorted(used.items()))

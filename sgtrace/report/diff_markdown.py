@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sgtrace.analyses.diff import CapDiff, CapPair
 from sgtrace.analyses.explain import Step
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.verdict import Verdict
 from sgtrace.model import Cap
 from sgtrace.report.diff_parts import (
@@ -17,7 +18,6 @@ from sgtrace.report.diff_parts import (
     pool_sentence,
     statuses,
     step_value,
-    value,
     where,
     why_not,
 )
@@ -64,7 +64,7 @@ def _summary(old: str, new: str, result: CapDiff) -> list[str]:
         rows.append(("KV pool for this start-up", left, right))
         whole = after is not None
         for item in pool.new_inputs:
-            given = f"`{value(item.value)}` (--set)" if item.value is not None else "not given"
+            given = f"`{written(item.value)}` (--set)" if item.value is not None else "not given"
             given += " (the prediction is whole without it)" if item.value is None and whole else ""
             where = item.where.split(": ", 1)[0]
             rows.append((f"`{item.name}`", "not an input", f"{given}; computed at `{where}`" if where else given))

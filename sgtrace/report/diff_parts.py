@@ -7,6 +7,7 @@ import textwrap
 
 from sgtrace.analyses.diff import CapDiff, CapPair
 from sgtrace.analyses.explain import Step
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.upgrade import PoolChange
 from sgtrace.analyses.verdict import Verdict
 from sgtrace.model import Cap
@@ -74,7 +75,7 @@ def pool_sentence(old: str, new: str, pool: PoolChange) -> str:
         notes.append(order)
     for side, names in ((new, [n.name for n in pool.new_inputs if n.value is not None]), (old, pool.new.left_out)):
         if names:
-            given = ", ".join(f"{name} = {value(pool.settings[name])}" for name in names)
+            given = ", ".join(f"{name} = {written(pool.settings[name])}" for name in names)
             notes.append(f"{given} by --set, {'an input' if len(names) == 1 else 'inputs'} only {side} has")
     text = f"KV pool for {subject}: {gb(before)} on {old}, {gb(after)} on {new}"
     text += f" ({'; '.join(notes)})" if notes else ""
@@ -82,12 +83,6 @@ def pool_sentence(old: str, new: str, pool: PoolChange) -> str:
         if explanation.kv_budget_gb is None and explanation.missing:
             text += f"; {name} needs {', '.join(sorted(explanation.missing))} (--set)"
     return text
-
-
-def value(given: object) -> str:
-    """A value as the operator wrote it or the log printed it (``0``, not ``0.0``; ``2795207``, not ``2.79521e+06``:
-    twelve significant digits, which a token count or a byte count never passes)."""
-    return f"{given:.12g}" if isinstance(given, float) else str(given)
 
 
 def gb(value: float | None) -> str:

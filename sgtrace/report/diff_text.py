@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sgtrace.analyses.diff import CapDiff, CapPair
 from sgtrace.analyses.explain import Step
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.upgrade import PoolChange
 from sgtrace.analyses.verdict import Verdict
 from sgtrace.model import Cap
@@ -18,7 +19,6 @@ from sgtrace.report.diff_parts import (
     pool_sentence,
     statuses,
     step_value,
-    value,
     where,
 )
 
@@ -49,7 +49,7 @@ def _inputs(new: str, pool: PoolChange) -> list[str]:
     whole = pool.new.explanation.kv_budget_gb is not None
     for item in pool.new_inputs:
         if item.value is not None:
-            given = f" = {value(item.value)} (--set)"
+            given = f" = {written(item.value)} (--set)"
         else:
             given = f" not given (--set {item.name}=VALUE" + ("; the prediction is whole without it)" if whole else ")")
         where = f"; computed at {item.where}" if item.where else ""

@@ -8,9 +8,9 @@ from dataclasses import asdict
 from typing import Any
 
 from sgtrace.analyses.explain import Explanation
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.operator import Context, explained
 from sgtrace.model import CapsResult
-from sgtrace.report.diff_parts import value as written
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
 from sgtrace.run.startups import StartUp
 

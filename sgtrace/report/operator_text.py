@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 from sgtrace.analyses.explain import Explanation
+from sgtrace.analyses.figures import written
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
 from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.run.messages import QUANTITIES, quote
-from sgtrace.run.stages import Ended
 from sgtrace.run.startups import StartUp, fraction, weights
 
 #: Columns of the ledger's bar, its two ends included.
@@ -37,8 +37,9 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     if run is not None:
         latest = ""
         if context.run == _latest_complete(context.runs):  # complete: ready, or its pool sized and it did not die
-            up = run.end in (Ended.READY, Ended.READY_THEN_STOPPED, Ended.READY_THEN_DIED)
-            latest = " (the latest complete one)" if up else " (the latest to size its pool; not ready in the log)"
+            latest = " (the latest to size its pool; not ready in the log)"
+            if run.end.ready:
+                latest = " (the latest complete one)"
         parts.append(f"Start-up {context.run} of {len(context.runs)}{latest}:")
     product = context.multiplied
     if result.kv_budget_gb is None:
@@ -272,7 +273,7 @@ def run_details(run: StartUp) -> list[str]:
         pool = f", its own KV pool {kv.value:.2f} GB (line {kv.line}), not the target's" if kv else ""
         lines.append(f"draft model:  {draft}{pool}")
     for name, values in run.disagreements:
-        shown = ", ".join(f"{rank} {value:.12g}" for rank, value in values)
+        shown = ", ".join(f"{rank} {written(value)}" for rank, value in values)
         lines.append(f"ranks disagree on {name}: {shown}")
     return lines
 
@@ -285,13 +286,13 @@ def ledger_lines(run: StartUp, rows: tuple[LedgerRow, ...]) -> list[str]:
     after = [run.target[n].rank for n in ("avail_after_weights_gb", "weights_gb") if n in run.target]
     rank = next((r for r in after if r), "")
     ranks = list(dict.fromkeys(row.rank for row in rows if row.rank))
+    named = rank or (ranks[0] if len(ranks) == 1 else "")  # the rank the bar is of, when one is
     if rank:
         head = f" ({rank}, the one with the least free)"
-    elif len(ranks) == 1:
-        head = f" ({ranks[0]})"
+    elif named:
+        head = f" ({named})"
     else:
         head = f" (figures of {', '.join(ranks)}: the log shows no rank's whole start-up)" if ranks else ""
-    named = rank or (ranks[0] if len(ranks) == 1 else "")
     lines = [f"memory of one GPU{head}:", bar(rows)]
     for row in rows:
         mark = _MARKS.get(row.item, " ")
@@ -392,4 +393,4 @@ def _gb(run: StartUp, name: str, spec: str = ".2f") -> str:
 
 
 def _show(value: object) -> str:
-    return f"{value:.12g}" if isinstance(value, float) else ("-" if value is None else str(value))
+    return "-" if value is None else written(value)

@@ -102,6 +102,11 @@ class Ended(enum.Enum):
     UNFINISHED = "unfinished"
 
     @property
+    def ready(self) -> bool:
+        """Whether it got ready (whatever came after)."""
+        return self in (Ended.READY, Ended.READY_THEN_STOPPED, Ended.READY_THEN_DIED)
+
+    @property
     def died(self) -> bool:
         """Whether it died."""
         return self in (Ended.DIED, Ended.READY_THEN_DIED)
