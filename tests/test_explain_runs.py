@@ -494,3 +494,16 @@ def test_sglangs_own_sigterm_line_stops_the_start_up_up_or_not() -> None:
     assert [r.ended for r in split(_started(term, ending))] == ["ready, then stopped"]
     hung = _started().splitlines()[:-1] + ["[2025-05-30 16:08:00] " + term, "[2025-05-30 16:08:01] " + ending]
     assert [r.ended for r in split("\n".join(hung))] == ["stopped"]
+
+
+def test_a_lone_scheduler_line_says_what_it_left(tmp_path: Path) -> None:
+    """A paste of the scheduler's line alone (a real issue's title, sgl-project/sglang#29575): its free memory is
+    said in the answer, where no ledger can hold it."""
+    log = tmp_path / "one.log"
+    log.write_text(
+        "[2026-06-28 15:16:45] max_total_num_tokens=2086558, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+        " max_running_requests=33, context_len=256000, available_gpu_mem=17.22 GB\n"
+    )
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    assert out.exit_code == 2 and "missing input available_gpu_memory" in out.output  # the formula cannot run
+    assert "17.22 GB is left unused at the end (line 1)." in " ".join(out.output.split())

@@ -72,6 +72,8 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
     if left is not None:
         parts.append(f"{left.gb:.2f} GB is left unused at the end (line {left.line}).")
+    elif run is not None and run.left is not None:  # no ledger to hold it (a lone scheduler line gives only this)
+        parts.append(f"{run.left.value:.2f} GB is left unused at the end (line {run.left.line}).")
     if result.assumptions and result.kv_budget_gb is not None:
         count = len(result.assumptions)
         parts.append(
