@@ -63,6 +63,7 @@ PREFIXES: tuple[Prefix, ...] = (
         re.compile(r"^(?P<when>" + _STAMP + r")(?: - [\w.<>-]+ - [A-Z]+ -)? (?=\S)"),
     ),
     Prefix("SGLang before 0.2 (``[rank=1]``)", re.compile(r"^\[rank=(?P<rank>\d+)\] ")),
+    Prefix("SGLang 0.2 (``[gpu_id=1]``: a rank's GPU)", re.compile(r"^\[gpu_id=(?P<rank>\d+)\] ")),
 )
 _SGLANG = re.compile(r"^\[(?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<rank>(?: [A-Z_]+\d+)*)\] ")
 _SGLANG_INSIDE = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z_]+\d+)*\] ")

@@ -664,9 +664,12 @@ MESSAGES: tuple[Message, ...] = (
         re.compile(
             r"Traceback \(most recent call last\)|hit an exception|Received sigquit"
             r"|Main process exited, code=(?!exited, status=0)|Failed with result|out of memory(?! happened)"
-            r"|OutOfMemoryError"
+            r"|OutOfMemoryError|CUDA Error: .+ \(\d+\) .+: line \d+ at function"
         ),  # 'Decode out of memory happened. #retracted_reqs': the scheduler retracts requests and goes on
-        description="the start-up died: a traceback, an exception in the scheduler, a failed unit, out of memory",
+        description=(
+            "the start-up died: a traceback, an exception in the scheduler, a failed unit, out of memory, a kernel"
+            " library's failed CUDA call (flashinfer's 'CUDA Error: ... at function', which raises)"
+        ),
     ),
     Message(
         "avail",
@@ -717,6 +720,7 @@ LITERALS: tuple[str, ...] = tuple(
             "Failed with result",
             "out of memory",
             "OutOfMemoryError",
+            "CUDA Error: ",
             "graph failed",
             "Started ",
             "Starting ",
