@@ -507,3 +507,68 @@ def test_a_lone_scheduler_line_says_what_it_left(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
     assert out.exit_code == 2 and "missing input available_gpu_memory" in out.output  # the formula cannot run
     assert "17.22 GB is left unused at the end (line 1)." in " ".join(out.output.split())
+
+
+def test_a_log_with_no_kv_line_draws_its_pools_and_what_they_left() -> None:
+    """0.4.2's docs notebook: no 'KV Cache is allocated' line, and its graphs' end prints no free memory. The bar
+    was the weights alone across all 78 columns; now the weights, the pools together and what they left add up
+    to the memory free before the weights."""
+    stamp = "[2025-01-09 21:45:{:02d} TP0] "
+    text = "\n".join(
+        stamp.format(i) + line
+        for i, line in enumerate([
+            "Load weight begin. avail mem=78.81 GB",
+            "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB",
+            "Memory pool end. avail mem=8.34 GB",
+            "Capture cuda graph begin. This can take up to several minutes.",
+            "Capture cuda graph end. Time elapsed: 5.93 s",
+            "max_total_num_tokens=444500, max_prefill_tokens=16384, max_running_requests=2049, context_len=131072",
+        ])
+    )  # fmt: skip
+    (run,) = split(text)
+    rows = ledger(run)
+    assert [(row.item, row.gb, row.line) for row in rows] == [
+        ("free before the weights", 78.81, 1), ("weights", 15.09, 2), ("pools", 55.38, 3),
+        ("free after the pools", 8.34, 3),
+    ]  # fmt: skip
+    assert bar(rows) == "|" + "W" * 15 + "P" * 55 + "," * 8 + "|"
+    (cut,) = split("\n".join(text.splitlines()[:2]))  # cut after the weights: the rest is not known
+    assert [(row.item, row.gb) for row in ledger(cut)][1:] == [("weights", 15.09), ("not known", 63.72)]
+
+
+def test_a_start_up_cut_during_its_capture_says_its_last_free_memory_is_not_its_end(tmp_path: Path) -> None:
+    """A real RTX 3090 paste cut as the graphs' capture began (kvcache-ai/ktransformers#1971): the memory free then
+    is the last figure the log shows, not what the start-up left unused at its end."""
+    stamp = "[2026-05-02 23:01:{:02d}] "
+    lines = [
+        "Load weight end. type=Qwen3MoeForCausalLM, dtype=torch.bfloat16, avail mem=17.29 GB, mem usage=2.91 GB.",
+        "KV Cache is allocated. #tokens: 122420, K size: 5.60 GB, V size: 5.60 GB",
+        "Memory pool end. avail mem=5.97 GB",
+        "Capture cuda graph begin. This can take up to several minutes. avail mem=5.48 GB",
+    ]
+    log = tmp_path / "cut.log"
+    log.write_text("\n".join(stamp.format(20 + i) + line for i, line in enumerate(lines)) + "\n")
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    said = " ".join(out.output.split())
+    assert "5.48 GB was free at the last figure the log shows (line 4); the log ends before the start-up did." in said
+    assert "left unused" not in said
+    log.write_text(log.read_text() + stamp.format(30) + "The server is fired up and ready to roll!\n")
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    assert "5.48 GB is left unused at the end (line 4)." in " ".join(out.output.split())
+
+
+def test_weights_the_formula_takes_from_two_rounded_figures_are_not_called_the_logs_own(tmp_path: Path) -> None:
+    """A real MI355X paste (sgl-project/sglang#18262): 287.20 free before the weights less 274.42 after is 12.78,
+    where its 'mem usage' says 12.79; the answer called 12.78 'of weights' beside a table that said 12.79."""
+    log = tmp_path / "mi355x.log"
+    lines = [
+        "server_args=ServerArgs(model_path='m', mem_fraction_static=0.775, speculative_algorithm=None)",
+        "Load weight begin. avail mem=287.20 GB",
+        "Load weight end. elapsed=1.75 s, type=Qwen3MoeForCausalLM, dtype=torch.bfloat16, avail mem=274.42 GB,"
+        " mem usage=12.79 GB.",
+        "KV Cache is allocated. #tokens: 21985288, K size: 104.83 GB, V size: 104.83 GB",
+    ]
+    log.write_text("\n".join(f"[2026-02-04 18:14:1{i}] {line}" for i, line in enumerate(lines)) + "\n")
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    said = " ".join(out.output.split())
+    assert "minus 12.78 GB in use before the pool (the weights, 12.79 GB as the log rounds them) = 209.80 GB" in said

@@ -69,11 +69,15 @@ def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
         if "graph_gb" in figures:
             rows.append(_row(label, figures["graph_gb"]))
     used = sum(row.gb for row in rows[1:])
-    if run.left is not None:
-        remainder = before.value - used - run.left.value
-        if remainder >= _NOISE_GB:  # below zero: the figures' rounding over ranks, not memory
-            rows.append(LedgerRow("not shown in the log", _gb(remainder), None))
-        rows.append(_row("left at the end", run.left))
+    # What is free last: left at the end; else, with no draft whose pools may come after, what the target's
+    # pools left (0.4's graphs' end prints no free memory); else nothing, and the rest is not known.
+    after_pools = target.get("avail_after_pool_gb") if not draft else None
+    final = run.left or after_pools
+    remainder = before.value - used - (final.value if final is not None else 0.0)
+    if remainder >= _NOISE_GB:  # below zero: the figures' rounding over ranks, not memory
+        rows.append(LedgerRow("not shown in the log" if final is not None else "not known", _gb(remainder), None))
+    if final is not None:
+        rows.append(_row("left at the end" if run.left is not None else "free after the pools", final))
     return tuple(rows)
 
 
@@ -116,6 +120,8 @@ def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
         rows.append(
             LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line, pool.rank)
         )
+    elif after and pool:  # no KV line (0.4's first releases print none): the pools together
+        rows.append(LedgerRow(f"{label}pools", _gb(after.value - pool.value), pool.line, pool.rank))
     return rows
 
 

@@ -9,6 +9,7 @@ from sgtrace.analyses.figures import written
 from sgtrace.analyses.ledger import LedgerRow, WhatIf
 from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.run.messages import QUANTITIES, quote
+from sgtrace.run.stages import Ended
 from sgtrace.run.startups import StartUp, fraction, weights
 
 #: Columns of the ledger's bar, its two ends included.
@@ -24,8 +25,12 @@ _MARKS = {
     "draft other pool memory": "p",
     "CUDA graphs": "G",
     "draft CUDA graphs": "g",
+    "pools": "P",
+    "draft pools": "q",
     "not shown in the log": "?",
+    "not known": "?",
     "left at the end": ".",
+    "free after the pools": ",",
 }
 
 
@@ -71,9 +76,9 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     parts.append(_verdicts(budget, run, context))
     left = next((row for row in context.ledger if row.item == "left at the end"), None)
     if left is not None:
-        parts.append(f"{left.gb:.2f} GB is left unused at the end (line {left.line}).")
+        parts.append(_left(run, left.gb, left.line))
     elif run is not None and run.left is not None:  # no ledger to hold it (a lone scheduler line gives only this)
-        parts.append(f"{run.left.value:.2f} GB is left unused at the end (line {run.left.line}).")
+        parts.append(_left(run, run.left.value, run.left.line))
     if result.assumptions and result.kv_budget_gb is not None:
         count = len(result.assumptions)
         parts.append(
@@ -84,6 +89,18 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
         parts.append("The log's lines cannot say for sure that all of them belong to this start-up (see the notes).")
     text = " ".join(part for part in parts if part)
     return text[:1].upper() + text[1:]
+
+
+def _left(run: StartUp | None, gb: float, line: int | None) -> str:
+    """The memory free at the end: left unused by a start-up that got ready (or whose scheduler sized the pool);
+    of one the log shows no end of (cut during its graphs' capture, dead, stopped), the last figure it printed."""
+    if run is None or run.end.ready or run.end is Ended.INITIALISED:
+        return f"{gb:.2f} GB is left unused at the end (line {line})."
+    if run.end.died:
+        return f"{gb:.2f} GB was free at its last figure before it died (line {line})."
+    if run.end.stopped:
+        return f"{gb:.2f} GB was free at its last figure before it was stopped (line {line})."
+    return f"{gb:.2f} GB was free at the last figure the log shows (line {line}); the log ends before the start-up did."
 
 
 def _tokens(result: Explanation) -> str:
@@ -221,8 +238,10 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
             f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights{of}, the draft's {draft:.2f} GB,"
             f" which this release loads before it sizes the pool{where}, and {used - weights - draft:.2f} GB more)"
         )
-    elif isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:
+    elif isinstance(weights, (int, float)) and f"{weights:.2f}" == f"{used:.2f}":
         taken = f"{used:.2f} GB of weights{of}"
+    elif isinstance(weights, (int, float)) and abs(used - weights) <= 0.05:  # each of the log's figures rounded
+        taken = f"{used:.2f} GB in use before the pool (the weights{of}, {weights:.2f} GB as the log rounds them)"
     elif isinstance(weights, (int, float)):
         taken = (
             f"{used:.2f} GB in use before the pool ({weights:.2f} GB of weights{of} and {used - weights:.2f} GB more)"
