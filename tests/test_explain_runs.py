@@ -572,3 +572,33 @@ def test_weights_the_formula_takes_from_two_rounded_figures_are_not_called_the_l
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
     said = " ".join(out.output.split())
     assert "minus 12.78 GB in use before the pool (the weights, 12.79 GB as the log rounds them) = 209.80 GB" in said
+
+
+def test_a_draft_loaded_before_the_targets_pool_is_in_the_ledger_where_it_took_its_memory() -> None:
+    """A real DGX Spark run (sostrowsk/dgx-spark-local-llm, sglang-versuch2.log): the draft loads between the
+    target's weights and its pool. The target's other pool memory was taken from the free memory before the draft
+    (3.65 GB, not 0.76) and the draft's from before the target's pool (6.11, not 0.04): rows of 123.54 GB for
+    114.99 free. Now every row is taken from the free memory just before it, and the rows add up."""
+    lines = [
+        "Load weight begin. avail mem=114.99 GB",
+        "Load weight end. elapsed=548.90 s, type=LagunaForCausalLM, quant=compressed-tensors, avail mem=22.03 GB,"
+        " mem usage=92.96 GB.",
+        "Load weight begin. avail mem=21.89 GB",
+        "Load weight end. elapsed=12.63 s, type=DFlashLagunaForCausalLM, avail mem=19.14 GB, mem usage=2.75 GB.",
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 27277, K size: 1.87 GB, V size: 1.87 GB",
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 34097, K size: 0.78 GB, V size: 0.78 GB",
+        "SWAKVPool mem usage: 5.31 GB, swa size: 27277, full size: 34097",
+        "Memory pool end. avail mem=13.07 GB",
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 34097, K size: 0.39 GB, V size: 0.39 GB",
+        "Memory pool end. avail mem=12.25 GB",
+    ]
+    text = "\n".join(f"[2026-08-01 22:15:{i:02d}] {line}" for i, line in enumerate(lines))
+    (run,) = split(text)
+    assert run.draft_first
+    rows = ledger(run)
+    assert [(row.item, row.gb) for row in rows[1:]] == [
+        ("weights", 92.96), ("draft weights", 2.75), ("KV pool", 5.31), ("other pool memory", 0.76),
+        ("draft KV pool", 0.78), ("draft other pool memory", 0.04), ("not shown in the log", 0.14),
+        ("free after the pools", 12.25),
+    ]  # fmt: skip
+    assert round(sum(row.gb for row in rows[1:]), 2) == rows[0].gb == 114.99

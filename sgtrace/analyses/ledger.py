@@ -57,22 +57,31 @@ class WhatIf:
 
 
 def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
-    """The rows of *run*'s ledger; the first is the total (free before the weights), the rest split it."""
+    """The rows of *run*'s ledger; the first is the total (free before the weights), the rest split it, in the
+    order the start-up took them (a draft loaded before the target's pool: its weights before that pool)."""
     target, draft = run.target, run.draft
     before = target.get("avail_before_weights_gb")
     if before is None:
         return ()
     rows = [LedgerRow("free before the weights", before.value, before.line, before.rank)]
-    for label, figures in (("", target), ("draft ", draft)):
-        rows += _model_rows(label, figures)
+    if run.draft_first and draft:
+        rows += _weights_rows("", target) + _weights_rows("draft ", draft)
+        rows += _pool_rows("", target, draft.get("avail_after_weights_gb"))
+        rows += _pool_rows("draft ", draft, target.get("avail_after_pool_gb"))
+    else:
+        for label, figures in (("", target), ("draft ", draft)):
+            rows += _weights_rows(label, figures) + _pool_rows(label, figures, figures.get("avail_after_weights_gb"))
     for label, figures in (("CUDA graphs", target), ("draft CUDA graphs", draft)):
         if "graph_gb" in figures:
             rows.append(_row(label, figures["graph_gb"]))
     used = sum(row.gb for row in rows[1:])
-    # What is free last: left at the end; else, with no draft whose pools may come after, what the target's
-    # pools left (0.4's graphs' end prints no free memory); else nothing, and the rest is not known.
-    after_pools = target.get("avail_after_pool_gb") if not draft else None
-    final = run.left or after_pools
+    # What is free last: left at the end; else the free memory after the last pools, when no row is of a later
+    # line (0.4's graphs' end prints no free memory); else nothing, and the rest is not known.
+    pools_left = [f for f in (target.get("avail_after_pool_gb"), draft.get("avail_after_pool_gb")) if f is not None]
+    latest = max(pools_left, key=lambda f: f.line) if pools_left else None
+    if latest is not None and any(row.line is not None and row.line > latest.line for row in rows[1:]):
+        latest = None
+    final = run.left or latest
     remainder = before.value - used - (final.value if final is not None else 0.0)
     if remainder >= _NOISE_GB:  # below zero: the figures' rounding over ranks, not memory
         rows.append(LedgerRow("not shown in the log" if final is not None else "not known", _gb(remainder), None))
@@ -108,14 +117,16 @@ def what_if(
     return WhatIf(fraction, want_gb, tokens, left_gb, reserve, warning, basis)
 
 
-def _model_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
-    rows = []
+def _weights_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
     loaded = weights(figures)
-    if loaded is not None:
-        rows.append(_row(f"{label}weights", loaded))
-    if "kv_gb" in figures:
-        rows.append(_row(f"{label}KV pool", figures["kv_gb"]))
-    after, pool, kv = (figures.get(n) for n in ("avail_after_weights_gb", "avail_after_pool_gb", "kv_gb"))
+    return [_row(f"{label}weights", loaded)] if loaded is not None else []
+
+
+def _pool_rows(label: str, figures: Mapping[str, Figure], after: Figure | None) -> list[LedgerRow]:
+    """A model's KV pool, and the rest of what its pools took: the free memory just before them (*after*) less
+    the free memory after them and the KV pool."""
+    rows = [_row(f"{label}KV pool", figures["kv_gb"])] if "kv_gb" in figures else []
+    pool, kv = figures.get("avail_after_pool_gb"), figures.get("kv_gb")
     if after and pool and kv:
         rows.append(
             LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line, pool.rank)
