@@ -602,3 +602,35 @@ def test_a_draft_loaded_before_the_targets_pool_is_in_the_ledger_where_it_took_i
         ("free after the pools", 12.25),
     ]  # fmt: skip
     assert round(sum(row.gb for row in rows[1:]), 2) == rows[0].gb == 114.99
+
+
+_MAMBA = "Mamba Cache is allocated. max_mamba_cache_size: 40, conv_state size: 0.11GB, ssm_state size: 5.77GB"
+
+
+def test_a_hybrid_models_state_pool_is_its_own_row_and_tied_ranks_give_the_bars_rank() -> None:
+    """A real TP2 RDNA4 run (mattbucci/2x-R9700-RDNA4-GFX1201-sglang-inference, Qwen3.6-27B-AWQ.log): the Mamba
+    state was folded into 'other pool memory' (5.94 GB of 6.00), and with both ranks' figures equal the bar said
+    TP1 while its rows cited TP0's lines, but one row TP1's."""
+    stamp = "[2026-05-25 17:43:{:02d} {}] "
+    text = "\n".join(
+        stamp.format(i, rank) + line
+        for i, (rank, line) in enumerate([
+            ("TP0", "Load weight begin. avail mem=31.49 GB"),
+            ("TP1", "Load weight begin. avail mem=31.49 GB"),
+            ("TP1", "Load weight end. type=Qwen3_5ForConditionalGeneration, avail mem=17.00 GB, mem usage=14.49 GB."),
+            ("TP0", "Load weight end. type=Qwen3_5ForConditionalGeneration, avail mem=17.00 GB, mem usage=14.49 GB."),
+            ("TP1", _MAMBA),
+            ("TP0", _MAMBA),
+            ("TP1", "KV Cache is allocated. #tokens: 422310, K size: 3.22 GB, V size: 3.22 GB"),
+            ("TP1", "Memory pool end. avail mem=4.62 GB"),
+            ("TP0", "KV Cache is allocated. #tokens: 422310, K size: 3.22 GB, V size: 3.22 GB"),
+            ("TP0", "Memory pool end. avail mem=4.62 GB"),
+        ])
+    )  # fmt: skip
+    (run,) = split(text)
+    rows = ledger(run)
+    assert [(row.item, row.gb, row.rank) for row in rows[1:5]] == [
+        ("weights", 14.49, "TP0"), ("KV pool", 6.44, "TP0"), ("Mamba state", 5.88, "TP0"),
+        ("other pool memory", 0.06, "TP0"),
+    ]  # fmt: skip
+    assert ledger_lines(run, rows)[0] == "memory of one GPU (TP0, the one with the least free):"

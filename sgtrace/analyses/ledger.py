@@ -20,6 +20,8 @@ from sgtrace.run.startups import Figure, StartUp, weights
 
 #: A remainder smaller than this (GB) is rounding, not a row.
 _NOISE_GB = 0.01
+#: A model's pools the log sizes, as rows: figure -> row.
+_POOLS = (("kv_gb", "KV pool"), ("mamba_gb", "Mamba state"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +127,11 @@ def _weights_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
 def _pool_rows(label: str, figures: Mapping[str, Figure], after: Figure | None) -> list[LedgerRow]:
     """A model's KV pool, and the rest of what its pools took: the free memory just before them (*after*) less
     the free memory after them and the KV pool."""
-    rows = [_row(f"{label}KV pool", figures["kv_gb"])] if "kv_gb" in figures else []
-    pool, kv = figures.get("avail_after_pool_gb"), figures.get("kv_gb")
+    rows = [_row(f"{label}{item}", figures[name]) for name, item in _POOLS if name in figures]
+    pool, kv, state = figures.get("avail_after_pool_gb"), figures.get("kv_gb"), figures.get("mamba_gb")
     if after and pool and kv:
-        rows.append(
-            LedgerRow(f"{label}other pool memory", _gb(after.value - pool.value - kv.value), pool.line, pool.rank)
-        )
+        other = after.value - pool.value - kv.value - (state.value if state else 0.0)
+        rows.append(LedgerRow(f"{label}other pool memory", _gb(other), pool.line, pool.rank))
     elif after and pool:  # no KV line (0.4's first releases print none): the pools together
         rows.append(LedgerRow(f"{label}pools", _gb(after.value - pool.value), pool.line, pool.rank))
     return rows

@@ -19,9 +19,11 @@ _MATCH_GB = 0.05
 _MARKS = {
     "weights": "W",
     "KV pool": "K",
+    "Mamba state": "M",
     "other pool memory": "o",
     "draft weights": "w",
     "draft KV pool": "k",
+    "draft Mamba state": "m",
     "draft other pool memory": "p",
     "CUDA graphs": "G",
     "draft CUDA graphs": "g",

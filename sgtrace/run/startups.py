@@ -230,7 +230,8 @@ def _finish(index: int, run: Building) -> StartUp:
     for name in _MIN_OVER_RANKS:
         figures = [f for rank in ranks.values() if (f := _target_figure(rank, name)) is not None]
         if figures:
-            target[name] = min(figures, key=lambda f: (f.value, f.line))
+            # the least; of ranks that tie, the binding rank's (the bar's rank is the one its rows cite)
+            target[name] = min(figures, key=lambda f: (f.value, f.rank != binding, f.line))
         if name == "avail_before_weights_gb" and figures and not _logged_before(ranks):
             derived.append(name)
     cautions = []
