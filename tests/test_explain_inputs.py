@@ -284,3 +284,33 @@ def test_a_log_whose_ranks_name_their_pipeline_stage_ran_with_pipeline_paralleli
     assert reduced("PP3") == ("applies", "the log's rank prefixes: a PP rank, at least 4 pipeline stages")
     assert reduced("TP0")[0] == "not reached"
     assert reduced("PP0 TP0", "--set", "pp_size=1") == ("not reached", "--set")
+
+
+def test_a_log_with_a_sliding_window_pool_is_of_a_hybrid_sliding_window_model(tmp_path: Path) -> None:
+    """SGLang sizes a sliding-window pool only for a hybrid sliding-window model: a real DGX Spark run's paste
+    (Laguna, its pools' lines) had the window's split caps 'not reached', is_hybrid_swa taken false from a config
+    assumed to hold no sliding_window. The pool's line makes it true (the weakest layer: --set wins), and the
+    inputs list says so."""
+    stamp = "[2026-08-01 22:15:{:02d}] "
+    lines = [
+        "server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, speculative_algorithm=None)",
+        "Load weight begin. avail mem=114.99 GB",
+        "Load weight end. type=LagunaForCausalLM, avail mem=22.03 GB, mem usage=92.96 GB.",
+        "Use sliding window memory pool. full_layer_tokens=34097, swa_layer_tokens=27277",
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 27277, K size: 1.87 GB, V size: 1.87 GB",
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 34097, K size: 0.78 GB, V size: 0.78 GB",
+        "SWAKVPool mem usage: 5.31 GB, swa size: 27277, full size: 34097",
+        "Memory pool end. avail mem=13.07 GB",
+    ]
+    log = tmp_path / "swa.log"
+    log.write_text("\n".join(stamp.format(i) + line for i, line in enumerate(lines)) + "\n")
+
+    def split_caps(*args: str) -> set[str]:  # the sample tree's two splits of the pool, both under is_hybrid_swa
+        _, data = _json("--log", str(log), *args)
+        return {c["status"] for c in data["caps"] if c["category"] == "split"}
+
+    _, data = _json("--log", str(log))
+    assert data["origins"]["is_hybrid_swa"] == "the log's sliding-window pool (line 4)"
+    assert "  is_hybrid_swa = True  (the log's sliding-window pool (line 4))" in _explain("--log", str(log)).output
+    assert split_caps() == {"applies"}
+    assert split_caps("--set", "is_hybrid_swa=false") == {"not reached"}

@@ -180,6 +180,9 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
     stages = _pipeline_stages(chosen.ranks) if chosen is not None else 0
     if stages:  # the weakest layer: any command, server_args or --set that names pp_size wins
         layers[f"the log's rank prefixes: a PP rank, at least {stages} pipeline stages"] = {"pp_size": stages}
+    window = _window_pool_line(chosen) if chosen is not None else None
+    if window is not None:  # the model is a hybrid sliding-window one, whatever its config is assumed to hold
+        layers[f"the log's sliding-window pool (line {window})"] = {"is_hybrid_swa": True}
     try:
         if chosen is not None and chosen.command:
             layers["the log's launch command"] = _configured(read_command(chosen.command, args), "the log's", notes)
@@ -219,6 +222,13 @@ def _pipeline_stages(ranks: Sequence[str]) -> int:
     pp_size > 1); 0 when none names one."""
     found = [int(n) for rank in ranks for n in re.findall(r"\bPP(\d+)\b", rank)]
     return max(2, max(found) + 1) if found else 0
+
+
+def _window_pool_line(run: StartUp) -> int | None:
+    """The line of the start-up's sliding-window pool (SGLang sizes one only for a hybrid sliding-window model:
+    its window and full layers' tokens, or its SWA pool's size), None when it shows none."""
+    lines = [run.target[name].line for name in ("swa_pool_gb", "swa_tokens", "full_tokens") if name in run.target]
+    return min(lines) if lines else None
 
 
 def _estimated_weights(given: Given, merged: Mapping[str, Any]) -> tuple[float, str] | None:

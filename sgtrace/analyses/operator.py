@@ -96,6 +96,8 @@ class Context:
     draft_before: tuple[float, int] | None = None
     #: ``--env`` names this release's registry does not declare (left out; only when not refused).
     env_unread: tuple[str, ...] = ()
+    #: The values of the inputs in *origins* (what decides a cap may be no input of the formula).
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +223,7 @@ def build(
     needed = _needed(sites, budget, known, chosen, reading)
     context = Context(
         tuple(runs), chosen.index if chosen else 0, rows, product, wanted, origins, notes, needed, order, draft_before,
-        env_unread,
+        env_unread, {name: known[name] for name in origins if name in known},
     )  # fmt: skip
     return result, context
 

@@ -36,6 +36,9 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
         how = context.origins.get(name) or (f"worked out: {result.worked[name]}" if name in result.worked else "")
         origin = f"  ({how})" if how else ""
         lines.append(f"  {name} = {_show(value)}{origin}")
+    for name, value in sorted(context.values.items()):  # not the formula's: a cap's (pp_size from PP ranks)
+        if name not in result.inputs:
+            lines.append(f"  {name} = {_show(value)}  ({context.origins[name]})")
     lines.append("")
     lines.append("formula:")
     for step in result.steps:
