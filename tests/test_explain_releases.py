@@ -309,3 +309,25 @@ def test_a_real_pipeline_stage_fragment_keeps_the_pipelines_min(tmp_path: Path) 
     reduced = [cap for cap in data["caps"] if "pp_size > 1" in cap["why"]]
     assert reduced and {cap["status"] for cap in reduced} == {"applies"}, reduced
     assert data["origins"]["pp_size"] == "the log's rank prefixes: a PP rank, at least 2 pipeline stages"
+
+
+def test_a_user_limit_held_in_a_local_is_named_as_what_bound_the_pool(tmp_path: Path) -> None:
+    """0.5.10 takes --max-total-tokens into a local (``user_limit = self.server_args.max_total_tokens``) before
+    ``min(profiled_tokens, user_limit)``: a real docs run (LoRA, 20480 tokens asked, a pool of 20480) was told
+    'a cap bound; it can be ...' where the older releases named the min; the local is worked out by the code."""
+    log = tmp_path / "lora.log"
+    lines = [
+        "server_args=ServerArgs(model_path='m', mem_fraction_static=0.91, max_total_tokens=20480, page_size=1)",
+        "Load weight begin. avail mem=134.70 GB",
+        "Load weight end. elapsed=2.60 s, type=LlamaForCausalLM, avail mem=118.91 GB, mem usage=15.79 GB.",
+        "KV Cache is allocated. #tokens: 20480, K size: 1.25 GB, V size: 1.25 GB",
+        "Memory pool end. avail mem=98.02 GB",
+        "max_total_num_tokens=20480, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=128,"
+        " context_len=131072, available_gpu_mem=96.77 GB",
+        "The server is fired up and ready to roll!",
+    ]
+    log.write_text("\n".join(f"[2026-04-05 07:38:{i:02d}] {line}" for i, line in enumerate(lines)) + "\n")
+    root = releases.release("0.5.10")
+    out = CliRunner().invoke(cli, ["explain", str(root), "--log", str(log), "--cache-dir", str(tmp_path / "c")])
+    said = " ".join(out.output.split())
+    assert "(min) bound it (user_limit = 20480, the pool's 20480 tokens)" in said, said[:1500]

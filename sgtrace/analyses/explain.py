@@ -300,11 +300,12 @@ _PAGE_SLACK = 0.01
 
 
 def bound_by(
-    found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any], tokens: float | None
+    found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any], tokens: float | None, resolve: Resolve | None = None
 ) -> tuple[tuple[str, int, str], ...]:
     """(path, line, why) of the applying ``min`` caps with an operand other than the capped value that the run's
-    facts give and that the pool's *tokens* are (to the page): ``min(self.max_total_num_tokens, max_total_tokens)``
-    with ``--max-total-tokens 20480`` and a pool of 20480 tokens."""
+    facts give (or the release's code works out from them: a local, ``user_limit = ...max_total_tokens``) and that
+    the pool's *tokens* are (to the page): ``min(self.max_total_num_tokens, max_total_tokens)`` with
+    ``--max-total-tokens 20480`` and a pool of 20480 tokens."""
     if not tokens:
         return ()
     bound = []
@@ -319,7 +320,10 @@ def bound_by(
         for arg in (arg for call in calls for arg in call.args if cap.target not in _names(arg)):
             try:
                 value = evaluate(arg, functools.partial(fact, facts=facts))
-            except (Missing, TypeError, ArithmeticError):
+            except Missing:
+                worked = resolve(ast.unparse(arg), cap.path, cap.line) if resolve is not None else None
+                value = getattr(worked, "value", None) if hasattr(worked, "why") else None
+            except (TypeError, ArithmeticError):
                 continue
             if isinstance(value, (int, float)) and 0 <= value - tokens <= max(1.0, value * _PAGE_SLACK):
                 said = f"{ast.unparse(arg)} = {written(value)}, the pool's {written(tokens)} tokens"

@@ -213,7 +213,7 @@ def build(
     result = dataclasses.replace(
         result,
         cell=_rounded(cell, result.caps, status_facts),
-        bound=bound_by(result.caps, status_facts, result.observed_tokens),
+        bound=bound_by(result.caps, status_facts, result.observed_tokens, resolve),
     )
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
