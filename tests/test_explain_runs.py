@@ -509,10 +509,10 @@ def test_a_lone_scheduler_line_says_what_it_left(tmp_path: Path) -> None:
     assert "17.22 GB is left unused at the end (line 1)." in " ".join(out.output.split())
 
 
-def test_a_log_with_no_kv_line_draws_its_pools_and_what_they_left() -> None:
+def test_a_log_with_no_kv_line_draws_its_pools_and_what_they_left(tmp_path: Path) -> None:
     """0.4.2's docs notebook: no 'KV Cache is allocated' line, and its graphs' end prints no free memory. The bar
     was the weights alone across all 78 columns; now the weights, the pools together and what they left add up
-    to the memory free before the weights."""
+    to the memory free before the weights. The answer says the log gives the pool's tokens, not its size."""
     stamp = "[2025-01-09 21:45:{:02d} TP0] "
     text = "\n".join(
         stamp.format(i) + line
@@ -534,6 +534,10 @@ def test_a_log_with_no_kv_line_draws_its_pools_and_what_they_left() -> None:
     assert bar(rows) == "|" + "W" * 15 + "P" * 55 + "," * 8 + "|"
     (cut,) = split("\n".join(text.splitlines()[:2]))  # cut after the weights: the rest is not known
     assert [(row.item, row.gb) for row in ledger(cut)][1:] == [("weights", 15.09), ("not known", 63.72)]
+    log = tmp_path / "notebook.log"
+    log.write_text("[2025-01-09 21:44:58] server_args=ServerArgs(model_path='m', mem_fraction_static=0.88)\n" + text)
+    out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
+    assert "the log gives its 444500 tokens, not its size" in " ".join(out.output.split())
 
 
 def test_a_start_up_cut_during_its_capture_says_its_last_free_memory_is_not_its_end(tmp_path: Path) -> None:

@@ -300,7 +300,10 @@ _PAGE_SLACK = 0.01
 
 
 def bound_by(
-    found: Sequence[tuple[Cap, str, str]], facts: Mapping[str, Any], tokens: float | None, resolve: Resolve | None = None
+    found: Sequence[tuple[Cap, str, str]],
+    facts: Mapping[str, Any],
+    tokens: float | None,
+    resolve: Resolve | None = None,
 ) -> tuple[tuple[str, int, str], ...]:
     """(path, line, why) of the applying ``min`` caps with an operand other than the capped value that the run's
     facts give (or the release's code works out from them: a local, ``user_limit = ...max_total_tokens``) and that

@@ -369,8 +369,10 @@ def _binding(result: Explanation, context: Context) -> str:
     if predicted is None:
         return "Which cap binds is not known without the prediction."
     if observed is None:
+        count = result.observed_tokens
+        tokens = f": the log gives its {count:.0f} tokens, not its size" if count else ""
         return (
-            f"Which cap binds is not known without the pool the server allocated (its {quote('kv')}"
+            f"Which cap binds is not known without the pool the server allocated{tokens} (its {quote('kv')}"
             " line, or --set kv_gb=...)."
         )
     run = explained(context)
