@@ -125,8 +125,8 @@ def _weights_rows(label: str, figures: Mapping[str, Figure]) -> list[LedgerRow]:
 
 
 def _pool_rows(label: str, figures: Mapping[str, Figure], after: Figure | None) -> list[LedgerRow]:
-    """A model's KV pool, and the rest of what its pools took: the free memory just before them (*after*) less
-    the free memory after them and the KV pool."""
+    """A model's pools the log sizes (its KV pool, a hybrid model's Mamba state), and the rest of what its pools
+    took: the free memory just before them (*after*) less the free memory after them and those pools."""
     rows = [_row(f"{label}{item}", figures[name]) for name, item in _POOLS if name in figures]
     pool, kv, state = figures.get("avail_after_pool_gb"), figures.get("kv_gb"), figures.get("mamba_gb")
     if after and pool and kv:
