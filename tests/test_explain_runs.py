@@ -559,6 +559,10 @@ def test_a_start_up_cut_during_its_capture_says_its_last_free_memory_is_not_its_
     log.write_text(log.read_text() + stamp.format(30) + "The server is fired up and ready to roll!\n")
     out = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--no-cache", "--log", str(log)])
     assert "5.48 GB is left unused at the end (line 4)." in " ".join(out.output.split())
+    begun = stamp.format(19) + "Load weight begin. avail mem=20.20 GB\n"  # the ledger's last row says the same
+    (cut,) = split(begun + "\n".join(log.read_text().splitlines()[:-1]))
+    (ready,) = split(begun + log.read_text())
+    assert [ledger(run)[-1].item for run in (cut, ready)] == ["free at its last figure", "left at the end"]
 
 
 def test_weights_the_formula_takes_from_two_rounded_figures_are_not_called_the_logs_own(tmp_path: Path) -> None:

@@ -16,12 +16,15 @@ from typing import Any
 
 from sgtrace.analyses.figures import written
 from sgtrace.analyses.release_args import Reserve
+from sgtrace.run.stages import Ended
 from sgtrace.run.startups import Figure, StartUp, weights
 
 #: A remainder smaller than this (GB) is rounding, not a row.
 _NOISE_GB = 0.01
 #: A model's pools the log sizes, as rows: figure -> row.
 _POOLS = (("kv_gb", "KV pool"), ("mamba_gb", "Mamba state"))
+#: The last row: what a start-up that got to its end left, or the last free memory of one the log shows no end of.
+LEFT, LAST_FREE = "left at the end", "free at its last figure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +91,15 @@ def ledger(run: StartUp) -> tuple[LedgerRow, ...]:
     if remainder >= _NOISE_GB:  # below zero: the figures' rounding over ranks, not memory
         rows.append(LedgerRow("not shown in the log" if final is not None else "not known", _gb(remainder), None))
     if final is not None:
-        rows.append(_row("left at the end" if run.left is not None else "free after the pools", final))
+        item = (LEFT if finished(run) else LAST_FREE) if run.left is not None else "free after the pools"
+        rows.append(_row(item, final))
     return tuple(rows)
+
+
+def finished(run: StartUp) -> bool:
+    """Whether the log shows the start-up to its end: ready, or its scheduler's line printed (what is free then is
+    what it left); else it was cut, died or was stopped before."""
+    return run.end.ready or run.end is Ended.INITIALISED
 
 
 def what_if(

@@ -21,6 +21,7 @@ import jinja2
 from sgtrace import __version__
 from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.analyses.focus import ROLE, ROLES
+from sgtrace.analyses.ledger import LAST_FREE, LEFT
 from sgtrace.api import ReportResult
 from sgtrace.fetch import SPEC, is_spec
 from sgtrace.graph.points import Point
@@ -126,9 +127,9 @@ def _explained(result: ReportResult) -> dict[str, Any] | None:
         fraction = explanation.inputs.get(result.caps.budget)
         what = f"{result.caps.budget} = {fraction:g} multiplies it" if isinstance(fraction, float) else ""
         figures.append((product.source, _gb(product.value), what))
-    left = next((row for row in context.ledger if row.item == "left at the end"), None)
+    left = next((row for row in context.ledger if row.item in (LEFT, LAST_FREE)), None)
     if left is not None:
-        figures.append(("left at the end", _gb(left.gb), f"log line {left.line}"))
+        figures.append((left.item, _gb(left.gb), f"log line {left.line}"))
     return {
         "answer": answer(result.caps.budget, explanation, context),
         "figures": figures,

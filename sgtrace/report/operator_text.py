@@ -6,10 +6,9 @@ import textwrap
 
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.figures import written
-from sgtrace.analyses.ledger import LedgerRow, WhatIf
+from sgtrace.analyses.ledger import LAST_FREE, LEFT, LedgerRow, WhatIf, finished
 from sgtrace.analyses.operator import Context, Multiplied, explained
 from sgtrace.run.messages import QUANTITIES, quote
-from sgtrace.run.stages import Ended
 from sgtrace.run.startups import StartUp, fraction, weights
 
 #: Columns of the ledger's bar, its two ends included.
@@ -31,7 +30,8 @@ _MARKS = {
     "draft pools": "q",
     "not shown in the log": "?",
     "not known": "?",
-    "left at the end": ".",
+    LEFT: ".",
+    LAST_FREE: ".",
     "free after the pools": ",",
 }
 
@@ -76,7 +76,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     parts.append(_tokens(result))
     parts.append(_binding(result, context))
     parts.append(_verdicts(budget, run, context))
-    left = next((row for row in context.ledger if row.item == "left at the end"), None)
+    left = next((row for row in context.ledger if row.item in (LEFT, LAST_FREE)), None)
     if left is not None:
         parts.append(_left(run, left.gb, left.line))
     elif run is not None and run.left is not None:  # no ledger to hold it (a lone scheduler line gives only this)
@@ -96,7 +96,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
 def _left(run: StartUp | None, gb: float, line: int | None) -> str:
     """The memory free at the end: left unused by a start-up that got ready (or whose scheduler sized the pool);
     of one the log shows no end of (cut during its graphs' capture, dead, stopped), the last figure it printed."""
-    if run is None or run.end.ready or run.end is Ended.INITIALISED:
+    if run is None or finished(run):
         return f"{gb:.2f} GB is left unused at the end (line {line})."
     if run.end.died:
         return f"{gb:.2f} GB was free at its last figure before it died (line {line})."
