@@ -291,19 +291,24 @@ def test_a_traceback_no_prefix_ties_to_the_server_after_it_is_up_is_no_death() -
     assert [r.ended for r in split("\n".join(before))] == ["died (line 5)"]  # before it is up: any traceback
 
 
+def _ranked(stamp: str, lines: list[tuple[str, str]]) -> str:
+    """A log of (rank, message) lines, each stamped a second after the one before."""
+    return "\n".join(stamp.format(i, rank) + line for i, (rank, line) in enumerate(lines))
+
+
 def test_the_memory_bar_names_the_rank_its_figures_after_the_weights_are_of() -> None:
     """Two ranks free the same before the weights (TP0's line first); TP1 has less after them: the bar's weights
     are TP1's, and so is its name (a real AMD log's bar said TP0)."""
     stamp = "[2026-05-25 17:30:{:02d} {}] "
-    text = "\n".join(
-        stamp.format(i, rank) + line
-        for i, (rank, line) in enumerate([
+    text = _ranked(
+        stamp,
+        [
             ("TP0", "Load weight begin. avail mem=31.49 GB"),
             ("TP1", "Load weight begin. avail mem=31.49 GB"),
             ("TP1", "Load weight end. type=Qwen2ForCausalLM, avail mem=16.98 GB, mem usage=14.51 GB."),
             ("TP0", "Load weight end. type=Qwen2ForCausalLM, avail mem=17.04 GB, mem usage=14.45 GB."),
-        ])
-    )  # fmt: skip
+        ],
+    )
     (run,) = split(text)
     assert run.target["weights_gb"].value == 14.51
     assert ledger_lines(run, ledger(run))[0] == "memory of one GPU (TP1, the one with the least free):"
@@ -315,16 +320,16 @@ def test_the_memory_bar_of_a_fragment_names_the_rank_of_each_figure(tmp_path: Pa
     bar says whose each figure is, where it named one rank 'the one with the least free' and cited the others'
     lines as its own; the answer does not call the cut start-up complete, and its tokens are shown whole."""
     stamp = "[2025-10-16 09:06:{:02d} {}] "
-    text = "\n".join(
-        stamp.format(i, rank) + line
-        for i, (rank, line) in enumerate([
+    text = _ranked(
+        stamp,
+        [
             ("TP5", "Load weight begin. avail mem=137.29 GB"),
             ("TP0", "Load weight begin. avail mem=137.34 GB"),
             ("TP1", "KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB"),
             ("TP1", "Memory pool end. avail mem=11.87 GB"),
             ("TP0", "Capture cuda graph begin. This can take up to several minutes. avail mem=11.82 GB"),
-        ])
-    )  # fmt: skip
+        ],
+    )
     (run,) = split(text)
     lines = ledger_lines(run, ledger(run))
     assert lines[0] == "memory of one GPU (figures of TP5, TP1, TP0: the log shows no rank's whole start-up):"
@@ -620,9 +625,9 @@ def test_a_hybrid_models_state_pool_is_its_own_row_and_tied_ranks_give_the_bars_
     state was folded into 'other pool memory' (5.94 GB of 6.00), and with both ranks' figures equal the bar said
     TP1 while its rows cited TP0's lines, but one row TP1's."""
     stamp = "[2026-05-25 17:43:{:02d} {}] "
-    text = "\n".join(
-        stamp.format(i, rank) + line
-        for i, (rank, line) in enumerate([
+    text = _ranked(
+        stamp,
+        [
             ("TP0", "Load weight begin. avail mem=31.49 GB"),
             ("TP1", "Load weight begin. avail mem=31.49 GB"),
             ("TP1", "Load weight end. type=Qwen3_5ForConditionalGeneration, avail mem=17.00 GB, mem usage=14.49 GB."),
@@ -633,8 +638,8 @@ def test_a_hybrid_models_state_pool_is_its_own_row_and_tied_ranks_give_the_bars_
             ("TP1", "Memory pool end. avail mem=4.62 GB"),
             ("TP0", "KV Cache is allocated. #tokens: 422310, K size: 3.22 GB, V size: 3.22 GB"),
             ("TP0", "Memory pool end. avail mem=4.62 GB"),
-        ])
-    )  # fmt: skip
+        ],
+    )
     (run,) = split(text)
     rows = ledger(run)
     assert [(row.item, row.gb, row.rank) for row in rows[1:5]] == [

@@ -76,10 +76,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     parts.append(_tokens(result))
     parts.append(_binding(result, context))
     parts.append(_verdicts(budget, run, context))
-    left = next((row for row in context.ledger if row.item in (LEFT, LAST_FREE)), None)
-    if left is not None:
-        parts.append(_left(run, left.gb, left.line))
-    elif run is not None and run.left is not None:  # no ledger to hold it (a lone scheduler line gives only this)
+    if run is not None and run.left is not None:  # the ledger's last row, where there is a ledger
         parts.append(_left(run, run.left.value, run.left.line))
     if result.assumptions and result.kv_budget_gb is not None:
         count = len(result.assumptions)
@@ -93,10 +90,10 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _left(run: StartUp | None, gb: float, line: int | None) -> str:
+def _left(run: StartUp, gb: float, line: int) -> str:
     """The memory free at the end: left unused by a start-up that got ready (or whose scheduler sized the pool);
     of one the log shows no end of (cut during its graphs' capture, dead, stopped), the last figure it printed."""
-    if run is None or finished(run):
+    if finished(run):
         return f"{gb:.2f} GB is left unused at the end (line {line})."
     if run.end.died:
         return f"{gb:.2f} GB was free at its last figure before it died (line {line})."
