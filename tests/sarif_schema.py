@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.releases import cache_dir
+from tests.releases import location
 
 PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
@@ -25,7 +25,7 @@ MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
 def sarif_schema() -> dict[str, Any]:
     """The schema, as a dict."""
     # beside the releases' cache, not in it: that folder is sgtrace's own cache, which holds only its parts
-    target = cache_dir().with_name(cache_dir().name + "-schemas") / "sarif-2.1.0-rtm.5.json"
+    target = location().with_name(location().name + "-schemas") / "sarif-2.1.0-rtm.5.json"
     if not target.is_file():
         _fetch(target)
     schema: dict[str, Any] = json.loads(target.read_text())

@@ -19,6 +19,8 @@ from sgtrace.discover import discover
 from tests import releases
 from tests.conftest import FIXTURES
 
+pytestmark = pytest.mark.release
+
 KIMI_JOURNAL = FIXTURES / "logs" / "kimi_three_startups.journal"
 JOURNAL = FIXTURES / "logs" / "h20_three_startups.journal"
 DEEPSEEK_V3 = FIXTURES / "models" / "deepseek_v3.json"

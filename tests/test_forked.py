@@ -274,7 +274,10 @@ def _under_a_terminal(code: str, tostop: bool, limit: float = 30.0) -> tuple[int
                 written += chunk
             elif process.poll() is not None:
                 break
-        ended = process.poll()
+        try:  # the terminal closes as the process exits, a moment before it can be reaped
+            ended: int | None = process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            ended = None
         if ended is None:  # it and its children (each in a group of its own, all in its session)
             for pid in _in_session(process.pid):
                 with contextlib.suppress(ProcessLookupError):
