@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sgtrace.discover import RootError, discover
+from sgtrace.discover import RootError, discover, package_at
 from sgtrace.discover.roots import configured_roots
 from sgtrace.model import FileError, PathFilter
 
@@ -115,6 +115,32 @@ def test_configured_root_names_namespace_packages(tmp_path: Path) -> None:
     assert _files(tmp_path)["lib/ns/sub/mod.py"] == "sub.mod"  # no setting: the layout is all there is
     (tmp_path / "pyproject.toml").write_text("[tool.setuptools.packages.find]\nwhere = ['lib']\nnamespaces = true\n")
     assert _files(tmp_path)["lib/ns/sub/mod.py"] == "ns.sub.mod"
+
+
+@pytest.mark.parametrize(
+    ("paths", "pyproject", "found"),
+    [
+        ("python/sglang/__init__.py python/sglang/srt/a.py", "", "python/sglang"),  # SGLang's own layout
+        ("sglang/__init__.py", "", "sglang"),
+        ("src/sglang/__init__.py", "", "src/sglang"),
+        ("lib/sglang/__init__.py", "[tool.setuptools.packages.find]\nwhere = ['lib']\n", "lib/sglang"),
+        ("sgtrace/__init__.py sgtrace/sample/sglang/__init__.py", "", None),  # sgtrace's own: sgtrace.sample.sglang
+        ("python/sglang/a.py", "", None),  # no __init__.py: no regular package
+        ("python/sglang_router/__init__.py", "", None),
+        # Found by a walk but at no root the top declares: the whole repository (it may be $HOME) is not walked for it.
+        ("examples/sglang/__init__.py", "", None),
+    ],
+)  # fmt: skip
+def test_package_at_a_declared_root_is_the_one_a_walk_names(
+    tmp_path: Path, paths: str, pyproject: str, found: str | None
+) -> None:
+    _tree(tmp_path, paths)
+    if pyproject:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+    folder = package_at(tmp_path, "sglang")
+    assert folder == (tmp_path / found if found else None)
+    if found:  # what the check finds, a walk of the tree names as the top-level package
+        assert _files(tmp_path)[f"{found}/__init__.py"] == "sglang"
 
 
 def test_a_second_copy_of_a_package_is_left_out_and_said(tmp_path: Path) -> None:

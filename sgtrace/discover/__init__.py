@@ -6,8 +6,8 @@ in the tree. Nothing in the tree is imported or run; configuration files are
 read as data.
 """
 
-from sgtrace.discover.ignore import PatternError
+from sgtrace.discover.ignore import PatternError, git_top
 from sgtrace.discover.naming import printable
-from sgtrace.discover.walk import Listing, RootError, discover
+from sgtrace.discover.walk import Listing, RootError, discover, package_at
 
-__all__ = ["Listing", "PatternError", "RootError", "discover", "printable"]
+__all__ = ["Listing", "PatternError", "RootError", "discover", "git_top", "package_at", "printable"]

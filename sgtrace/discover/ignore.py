@@ -161,10 +161,14 @@ def _patterns(patterns: tuple[str, ...], option: str) -> GitIgnoreSpec:
     return _compile(patterns)
 
 
-def git_top(start: Path) -> Path | None:
-    """The top folder of the git checkout holding *start*, or None."""
+def git_top(start: Path, ceiling: Path | None = None) -> Path | None:
+    """The top folder of the git checkout holding *start* (its ``.git`` a folder, or a file in a worktree), or
+    None; with *ceiling*, neither it nor the folders above it are looked at (as git's GIT_CEILING_DIRECTORIES)."""
     here = start.resolve()
+    stop = ceiling.resolve() if ceiling is not None else None
     for folder in (here, *here.parents):
+        if folder == stop:
+            return None
         if (folder / ".git").exists():
             return folder
     return None

@@ -228,19 +228,45 @@ class _Walker:
 
     def _configured(self, path: str, name: str, rel: Parts) -> None:
         """Roots named by a packaging file, and the conventional ones beside it."""
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(1 << 20)
-        except OSError:
+        roots = _configured_roots(self.top, path, name, rel)
+        if roots is None:
             return
         self.layout.weak.add(rel)
-        for relative in configured_roots(name, text):
-            root = normalise(rel, relative)
-            if root is not None and self.top.joinpath(*root).is_dir():
-                self.layout.strong.add(root)
+        self.layout.strong.update(roots)
         self._conventional(rel)
 
     def _conventional(self, rel: Parts) -> None:
-        for name in CONVENTIONAL:
-            if self.top.joinpath(*rel, name).is_dir():
-                self.layout.weak.add((*rel, name))
+        self.layout.weak.update(_conventional_roots(self.top, rel))
+
+
+def package_at(top: Path, name: str) -> Path | None:
+    """The folder of the regular package *name* (it holds ``__init__.py``) at an import root that *top*
+    itself declares: *top*, its ``src/`` and ``python/`` folders, the roots its packaging files name.
+
+    The roots a walk of *top* starts from, looked at without walking the tree; None if none holds it.
+    """
+    roots: list[Parts] = [(), *_conventional_roots(top, ())]
+    for config in CONFIG_FILES:
+        if (top / config).is_file():  # a FIFO named pyproject.toml would block the read
+            roots += _configured_roots(top, str(top / config), config, ()) or []
+    for root in roots:
+        folder = top.joinpath(*root, name)
+        if (folder / "__init__.py").is_file():
+            return folder
+    return None
+
+
+def _configured_roots(top: Path, path: str, name: str, rel: Parts) -> list[Parts] | None:
+    """The folders (below *top*) that the packaging file at *path* names as roots; None if it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return None
+    roots = (normalise(rel, relative) for relative in configured_roots(name, text))
+    return [root for root in roots if root is not None and top.joinpath(*root).is_dir()]
+
+
+def _conventional_roots(top: Path, rel: Parts) -> list[Parts]:
+    """The ``src/`` and ``python/`` folders in the folder *rel* below *top*."""
+    return [(*rel, name) for name in CONVENTIONAL if top.joinpath(*rel, name).is_dir()]
