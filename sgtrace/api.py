@@ -118,8 +118,9 @@ def resolve_targets(
     limits: Limits = Limits(),
     sample: bool = True,
 ) -> list[Target]:
-    """Resolve PATH|SPEC arguments (none: the installed sglang, else the embedded sample -- or, without *sample*,
-    an InputError; revisions with *git*), telling *notify*."""
+    """Resolve PATH|SPEC arguments (none: the SGLang checkout holding the current folder, else the installed
+    sglang, else the embedded sample -- or, without *sample*, an InputError; revisions with *git*), telling
+    *notify*."""
     from sgtrace.cache import default_dir
 
     fetch_dir = cache_dir or default_dir()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from sgtrace.discover import printable
+from sgtrace.discover import git_top, package_at, printable
 from sgtrace.fetch import (
     SPEC,
     FetchError,
@@ -51,8 +51,9 @@ def resolve(
 ) -> Target:
     """Turn the command line's PATH|SPEC (or its absence, or a revision of *git*) into a tree on disk.
 
-    With no PATH|SPEC: the installed package, else the sample tree -- or, without *sample*, a FetchError
-    asking for one. Raises FetchError for a spec or revision that cannot be fetched.
+    With no PATH|SPEC: the git checkout holding the current folder if it holds the package, else the installed
+    package, else the sample tree -- or, without *sample*, a FetchError asking for one. Raises FetchError for a
+    spec or revision that cannot be fetched.
     """
     if git is not None and target is not None:
         return Target(str(git_tree(git, target, cache_dir, limits)), printable(target))
@@ -78,6 +79,16 @@ def _release(spec: str, cache_dir: Path, limits: Limits) -> Path:
 
 
 def _default(sample_allowed: bool = True) -> Target:
+    """The tree read when none is named: the checkout the user stands in, the installed package, the sample."""
+    checkout = standing_in()
+    if checkout is not None:
+        shown = printable(str(checkout))
+        return Target(
+            str(checkout),
+            shown,
+            f"analysing the checkout {shown} (the git repository holding the current folder);"
+            " name a tree to read another",
+        )
     installed = installed_package(DEFAULT_PACKAGE)
     if installed is not None:
         return Target(str(installed), str(installed), f"analysing the installed {DEFAULT_PACKAGE} at {installed}")
@@ -92,6 +103,20 @@ def _default(sample_allowed: bool = True) -> Target:
         "<sample>",
         f"{DEFAULT_PACKAGE} is not installed; analysing the sample tree shipped with sgtrace ({sample})",
     )
+
+
+def standing_in() -> Path | None:
+    """The top of the git checkout holding the current folder, when it holds the default package where a walk of
+    it would name it so (``python/sglang``, ``sglang``...); None otherwise. The walk up stops below $HOME's parent."""
+    try:
+        here = Path.cwd()
+    except OSError:  # the current folder was removed
+        return None
+    home = Path(os.path.expanduser("~"))
+    top = git_top(here, home.parent if home.is_absolute() else None)
+    if top is None or package_at(top, DEFAULT_PACKAGE) is None:
+        return None
+    return top
 
 
 @dataclass(frozen=True, slots=True)

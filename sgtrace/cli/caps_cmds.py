@@ -31,7 +31,7 @@ from sgtrace.run.messages import by_name, read_lines
 
 _CAPS_EPILOG = """\b
 Examples:
-  sgtrace caps                                  # installed sglang, else the sample
+  sgtrace caps                                  # the checkout here, else installed sglang, else the sample
   sgtrace caps sglang==0.5.9
   sgtrace caps sglang==0.5.23 --format json | jq '.caps[] | select(.category == "min")'
   sgtrace caps . --format sarif > caps.sarif    # for code scanning in CI
@@ -87,9 +87,9 @@ Examples:
       --set weights_gb=72.33 --set avail_after_weights_gb=21.71   # no log: the figures you read
 
 \b
-The release: PATH or SPEC, else the installed sglang; with neither, exit 2
-(the formula is the release's own). A version the log or --server-info names
-is checked against it.
+The release: PATH or SPEC, else the SGLang checkout you stand in, else the
+installed sglang; with none, exit 2 (the formula is the release's own). A
+version the log or --server-info names is checked against it.
 Logs: plain SGLang logs, journalctl (any -o: short, short-iso, short-full,
 short-monotonic, cat, json, verbose, export...), docker logs -t,
 docker's json-file (<id>-json.log), ANSI colours, .gz; all ranks interleaved;

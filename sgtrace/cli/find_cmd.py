@@ -24,7 +24,7 @@ from sgtrace.model import ExitCode
 
 _FIND_EPILOG = """\b
 Examples:
-  sgtrace find max_total_num_tokens                      # installed sglang, else the sample
+  sgtrace find max_total_num_tokens                      # the checkout here, else installed sglang, else the sample
   sgtrace find max_total_num_tokens ~/src/sglang/python
   sgtrace find max_total_num_tokens sglang==0.5.9        # fetched with pip into the cache
   sgtrace find page_size sglang==0.5.9 --format json | jq '.writes | length'

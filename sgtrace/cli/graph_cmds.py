@@ -27,7 +27,7 @@ from sgtrace.model import ExitCode
 
 _TRACE_EPILOG = """\b
 Examples:
-  sgtrace trace max_total_num_tokens                       # installed sglang, else the sample
+  sgtrace trace max_total_num_tokens                       # the checkout here, else installed sglang, else the sample
   sgtrace trace max_total_num_tokens sglang==0.5.9
   sgtrace trace max_total_num_tokens sglang==0.5.9 --depth 12
   sgtrace trace max_total_num_tokens . --format json > slice.json
