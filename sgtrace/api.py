@@ -694,7 +694,7 @@ def diff(
     server = _Server(server_info, command, max_log_bytes, model)
     _, _, context, old_pool = _explained(query, budget, old, options, log, given, want, True, server)
     _, _, new_context, new_pool = _explained(query, budget, new, options, log, given, want, True, server)
-    _env_read(context, new_context, "neither release's registry declares it")
+    _env_read(context, new_context, "neither release declares or reads it")
     return before, after, dataclasses.replace(result, pool=_pool_change(old_pool, new_pool, context, given))
 
 
@@ -1108,7 +1108,7 @@ class _Stops:
             raise InputError(f"--set {nowhere[0]}: not an input of any release's formula, caps or ServerArgs")
         seen = list(self.seen.values())
         if seen and (unread := sorted(set.intersection(*(set(s[2]) for s in seen)))):
-            raise InputError(f"--env {unread[0]}: no release's registry declares it")
+            raise InputError(f"--env {unread[0]}: no release declares or reads it")
 
     def change(self, read: Sequence[Stop], old: int, new: int, kinds: Sequence[str]) -> Change:
         """The step from ``read[old]`` to ``read[new]`` (both read), as ``diff`` finds it."""

@@ -314,3 +314,48 @@ def test_a_log_with_a_sliding_window_pool_is_of_a_hybrid_sliding_window_model(tm
     assert "  is_hybrid_swa = True  (the log's sliding-window pool (line 4))" in _explain("--log", str(log)).output
     assert split_caps() == {"applies"}
     assert split_caps("--set", "is_hybrid_swa=false") == {"not reached"}
+
+
+_SMALL_KV = 'os.getenv("SGLANG_CI_SMALL_KV_SIZE")'
+_HELPER = '''
+
+def get_int_env_var(name: str, default: int = 0) -> int:
+    return int(os.getenv(name, default))
+'''
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        _SMALL_KV,
+        'os.environ.get("SGLANG_CI_SMALL_KV_SIZE")',
+        'os.environ.get("SGLANG_CI_SMALL_KV_SIZE", "")',
+        'os.getenv("SGLANG_CI_SMALL_KV_SIZE", default=None)',
+        'get_int_env_var("SGLANG_CI_SMALL_KV_SIZE", 0)',
+    ],
+)
+def test_an_environment_variable_read_by_its_name_is_given_by_env(tmp_path: Path, read: str) -> None:
+    """The sample's CI override (``if small_kv_size := os.getenv(...)``), in each idiom the slicer knows: caps
+    lists it; explain decides it from --env, else from the read's default (unset), and takes --env's name."""
+    tree = tmp_path / "tree"
+    shutil.copytree(sample_tree(), tree)
+    mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
+    text = mixin.read_text()
+    assert _SMALL_KV in text
+    mixin.write_text(text.replace(_SMALL_KV, read).replace("import get_available", "import get_int_env_var, get_available"))
+    utils = tree / "sglang" / "srt" / "utils.py"
+    utils.write_text(utils.read_text().replace("import torch\n", "import os\n\nimport torch\n", 1) + _HELPER)
+    figures = ["--set", "avail_before_weights_gb=80", "--set", "weights_gb=20", "--set", "mem_fraction_static=0.8"]
+
+    def override(*env: str) -> dict[str, Any]:
+        code, data = _json(*figures, *env, tree=tree)
+        assert code == 0, data
+        [cap] = [c for c in data["caps"] if c["category"] == "override" and "SGLANG_CI_SMALL_KV_SIZE" in c["why"]]
+        return cap
+
+    unset = override()
+    assert unset["status"] == "not reached" and "SGLANG_CI_SMALL_KV_SIZE unset (no --env)" in unset["why"], unset
+    assert override("--env", "SGLANG_CI_SMALL_KV_SIZE=1000")["status"] == "applies"
+    typo = _explain(*figures, "--env", "SGLANG_CI_SMALL_KV_SIZ=1000", tree=tree)
+    assert typo.exit_code == 2 and "--env SGLANG_CI_SMALL_KV_SIZ: no environment variable" in typo.stderr
+    assert "did you mean" not in typo.stderr or "SGLANG_CI_SMALL_KV_SIZE" in typo.stderr

@@ -847,6 +847,8 @@ class Evaluator:
         if isinstance(node, ast.Dict):
             return self._dict(node, scope)
         if isinstance(node, ast.Subscript):
+            if chain_of(node.value)[-2:] == ["os", "environ"]:  # os.environ["NAME"]: unset, a KeyError
+                return self._environ(self.expr(node.slice, scope), None, node)
             value, index = self.expr(node.value, scope), self.expr(node.slice, scope)
             if isinstance(value, Known) and isinstance(value.value, ClassRef) and isinstance(index, Known):
                 if not isinstance(index.value, str):
@@ -1537,6 +1539,8 @@ class Evaluator:
             registry = self._env_var(chain[-2])
             if registry is not None:
                 return registry
+        if chain[-2:] in (["os", "getenv"], ["environ", "get"]) or chain == ["getenv"]:
+            return self._getenv(node, scope)
         if name == "getattr" and len(node.args) in (2, 3):
             return self._getattr(node, scope)
         if name in self.profile.words.element_size and len(node.args) == 1 and not node.keywords:
@@ -1894,6 +1898,40 @@ class Evaluator:
         if isinstance(default, Unknown):
             return default
         return Known(default, (f"{name} unset: the release's default ({where})",))
+
+    def _getenv(self, node: ast.Call, scope: _Scope) -> Value:
+        """``os.getenv(NAME, default)``, ``os.environ.get(NAME, default)``: --env's text, else the default (None
+        without one: the variable unset). A function of the tree that wraps them (``get_int_env_var``) is
+        followed to this call, as any other."""
+        if not node.args:
+            return Unknown((_text(node),))
+        given = (
+            node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+        )
+        default = self.expr(given, scope) if given is not None else Known(None)
+        return self._environ(self.expr(node.args[0], scope), default, node)
+
+    def _environ(self, name: Value, default: Value | None, node: ast.expr) -> Value:
+        """The environment variable *name* as a read of ``os.environ`` gives it: --env's text, else *default*
+        (None: reading it unset raises, which no start-up that got this far did, so it is not known)."""
+        if not isinstance(name, Known) or not isinstance(name.value, str):
+            return Unknown((_text(node),))
+        if name.value in self.facts.env:
+            text = self.facts.env[name.value]
+            return Known(text, (*name.why, f"{name.value}={text} (--env)"))
+        if default is None:
+            return Unknown((f"--env {name.value}",))
+        if isinstance(default, Unknown):
+            return default
+        return Known(default.value, (*default.why, f"{name.value} unset (no --env)"))
+
+    def reads_env(self, name: str) -> bool:
+        """Whether a file of the tree reads the environment variable *name* by its name, in any idiom the slicer
+        knows (``os.getenv("NAME")``, ``os.environ.get``/``[...]``, a helper such as ``get_int_env_var("NAME")``)."""
+        spelt = re.compile(
+            rb"(?:env|environ)\w*(?:\.get)?\s*[(\[]\s*[rRuU]?[\"']" + re.escape(name.encode()) + rb"[\"']"
+        )
+        return any(spelt.search(self.code.text(path)) for path in self.code.naming(name) or ())
 
     def registry(self, name: str) -> tuple[str, Any, str] | None:
         """(its kind, its default, ``path:line``) of an environment variable the release's registry declares
@@ -2589,11 +2627,14 @@ def _bound_receiver(env: Mapping[str, Value | _Lazy] | None, name: str) -> bool:
 
 
 def _expression(source: str) -> ast.expr | Unknown:
-    """*source* parsed as an expression; an Unknown naming it when it is none."""
-    try:
-        return ast.parse(source.strip(), mode="eval").body
-    except SyntaxError:
-        return Unknown((source.strip(),))
+    """*source* parsed as an expression (a condition that binds, ``if x := f():``, as its parentheses make it
+    one); an Unknown naming it when it is none."""
+    for text in (source.strip(), f"({source.strip()})"):
+        try:
+            return ast.parse(text, mode="eval").body
+        except SyntaxError:
+            continue
+    return Unknown((source.strip(),))
 
 
 def _takes_self(function: ast.AST, owner: ast.ClassDef | None) -> bool:

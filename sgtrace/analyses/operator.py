@@ -295,11 +295,11 @@ def _enclosing(code: Code, places: Iterable[tuple[str, int]]) -> list[tuple[str,
 
 
 def _unread_env(code: Code, env: Mapping[str, str], strict: bool) -> tuple[str, ...]:
-    """The ``--env`` names the release's registry does not declare; with *strict*, BadInput for the first (a typo
-    would change nothing and be answered with confidence), with a did-you-mean among the names its registry
-    files declare."""
+    """The ``--env`` names the release neither declares in its registry nor reads by name; with *strict*,
+    BadInput for the first (a typo would change nothing and be answered with confidence), with a did-you-mean
+    among the names its registry files declare."""
     evaluator = Evaluator(code, Facts())
-    unread = tuple(name for name in sorted(env) if evaluator.registry(name) is None)
+    unread = tuple(name for name in sorted(env) if evaluator.registry(name) is None and not evaluator.reads_env(name))
     if unread and strict:
         raise BadInput(_unknown_env(code, unread[0]))
     return unread
@@ -317,7 +317,7 @@ def _unknown_env(code: Code, name: str) -> str:
     }
     close = difflib.get_close_matches(name, sorted(names), n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"--env {name}: no environment variable this release's registry declares{hint}"
+    return f"--env {name}: no environment variable this release's registry declares or its code reads{hint}"
 
 
 def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, Any]) -> tuple[float, int] | None:
