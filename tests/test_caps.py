@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import networkx as nx
@@ -233,3 +234,45 @@ def test_a_field_declared_without_a_value_is_not_a_cap(tmp_path: Path) -> None:
     result = caps(TraceQuery(POOL), "mem_fraction_static", Target(str(tmp_path), "t"), RunOptions(cache_dir=None))
     assert all(c.code.strip() for c in result.caps), result.caps
     assert [(c.category, c.line) for c in result.caps] == [("min", 17), ("round", 18)]
+
+
+_ROUNDING = (
+    "        self.max_total_num_tokens = (\n"
+    "            self.max_total_num_tokens\n"
+    "            // self.server_args.page_size"
+)
+
+
+def _sample_with(tmp_path: Path, statement: str) -> Path:
+    """A copy of the sample whose pool takes *statement* just before its page-size rounding."""
+    tree = tmp_path / "tree"
+    shutil.copytree(SAMPLE, tree)
+    mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
+    text = mixin.read_text()
+    assert _ROUNDING in text
+    mixin.write_text(text.replace(_ROUNDING, f"        {statement}\n\n{_ROUNDING}", 1))
+    return tree
+
+
+def _caps_json(tree: Path, *args: str) -> dict[str, object]:
+    result = CliRunner().invoke(cli, ["caps", str(tree), "--no-cache", "--format", "json", *args])
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def test_a_floor_on_the_pool_is_listed_and_a_clamp_at_zero_is_not(tmp_path: Path) -> None:
+    """``max(pool, knob)`` raises the pool to at least the knob: listed as a floor, with the knob; ``max(pool, 0)``
+    only keeps a negative budget from being used, and is no cap (vLLM's ``num_gpu_blocks = max(num_gpu_blocks, 0)``)."""
+    plain = _caps_json(SAMPLE)
+    floor = "self.max_total_num_tokens = max(self.max_total_num_tokens, server_args.chunked_prefill_size)"
+    lifted = _caps_json(_sample_with(tmp_path / "floor", floor))
+    caps = lifted["caps"]
+    assert isinstance(caps, list) and isinstance(plain["caps"], list)
+    [found] = [c for c in caps if c["category"] == "floor"]
+    assert found["code"] == floor and found["knobs"] == ["server_args.chunked_prefill_size"], found
+    assert len(caps) == len(plain["caps"]) + 1
+    clamp = "self.max_total_num_tokens = max(self.max_total_num_tokens, 0)"
+    clamped = _caps_json(_sample_with(tmp_path / "clamp", clamp))
+    assert isinstance(clamped["caps"], list) and len(clamped["caps"]) == len(plain["caps"])
+    assert "floor" in CATEGORIES

@@ -12,6 +12,7 @@ CATEGORIES: dict[str, str] = {
     "reserve": "subtracts an amount from the budget before it becomes tokens",
     "min": "lowered by min() against another quantity",
     "round": "floored to a multiple (page-size rounding)",
+    "floor": "raised by max() to at least another quantity (the pool may then exceed the budget)",
     "reduce": "reduced across ranks (a min over per-rank values, or a distributed MIN read back with .item())",
     "split": "divided between pools or pipeline stages (by a ratio, or by a parallel size)",
     "override": "replaced, under a condition, by a value not derived from the budget",
