@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sgtrace.api import caps
+from sgtrace.api import caps, find
 from sgtrace.index.findpass import RunOptions
-from sgtrace.model import Cap, CapsResult, TraceQuery
+from sgtrace.model import Cap, CapsResult, FindQuery, TraceQuery
 from sgtrace.sources import Target
 from tests import releases
 
@@ -170,3 +170,20 @@ def test_newest_lists_no_run_time_state_as_a_cap(tmp_path: Path) -> None:
     assert not [c for c in result.caps if "/allocator/" in c.path or "cuda_graph" in c.path]
     other = re.compile(r"req|batch|(^|_)bs$|watermark|num_pages|available_size", re.IGNORECASE)
     assert not [c for c in result.caps if other.search(c.target)], [c.target for c in result.caps]
+
+
+def test_a_copy_of_the_pool_another_component_worked_out_is_no_cap(tmp_path: Path) -> None:
+    """0.5.19's Ray controller takes the scheduler's figure from the dict it sent (``scheduler_infos[0]
+    ["max_total_num_tokens"]``, under ``if scheduler_infos:``) and the prefill queue the runner's
+    (``self.scheduler.tp_worker.model_runner.effective_max_total_num_tokens``): flows of the pool, found as
+    writes, neither an override nor a split. The writes themselves, read here off the code, are still found."""
+    root, result = _caps("0.5.19", tmp_path)
+    ray = "sglang/srt/ray/data_parallel_controller.py"
+    prefill = "sglang/srt/disaggregation/prefill.py"
+    copied = _line(root, ray, 'self.max_total_num_tokens = scheduler_infos[0]["max_total_num_tokens"]')
+    queue = _line(root, prefill, "self.max_total_num_tokens = (")
+    assert "effective_max_total_num_tokens" in (root / prefill).read_text().splitlines()[queue]
+    assert not [c for c in result.caps if (c.path, c.line) in ((ray, copied), (prefill, queue))]
+    found = find(FindQuery("max_total_num_tokens"), [Target(str(root), "0.5.19")], RunOptions(cache_dir=tmp_path))
+    writes = {(w.path, w.line) for w in found.writes}
+    assert {(ray, copied), (prefill, queue)} <= writes

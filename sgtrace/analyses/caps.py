@@ -72,7 +72,11 @@ def check(graph: nx.DiGraph, budget: str) -> tuple[list[BudgetSite], list[Cap]]:
     overrides = {
         n
         for n in upstream_of_pool - derived
-        if sites and n.kind in ("write", "local") and graph.nodes[n].get("guard") and _replaces(graph, n)
+        if sites
+        and n.kind in ("write", "local")
+        and graph.nodes[n].get("guard")
+        and _replaces(graph, n)
+        and not _copies_a_figure(str(graph.nodes[n].get("code", "")), _attribute(graph))
     }
     # of one name's steps in one branch (``x = a`` then ``x = round(x)``), the last replaces the pool
     by_label: dict[str, set[Point]] = {}
@@ -174,6 +178,8 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
             return _cap(graph, node, "reduce", derived)
         return None
     family = _in_family(graph, node)
+    if family and _copies_a_figure(code, _attribute(graph)):
+        return None  # the pool another component worked out, copied: a flow, not a step that moves it
     if any(op == "sub" for _, op in outside) and not family:
         return _cap(graph, node, "reserve", derived)
     if any(op == "reduce" for _, op in incoming):
@@ -265,6 +271,27 @@ def _replaces(graph: nx.DiGraph, node: Point) -> bool:
         op in _COPIES and _in_family(graph, v) and v.kind in ("write", "field")
         for _, v, op in graph.out_edges(node, data="op")
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _copies_a_figure(code: str, attribute: str) -> bool:
+    """Whether the statement copies the pool as another component holds it, by its name: a key of a dict it
+    sent (``infos[0]["max_total_num_tokens"]``, ``.get("max_total_num_tokens")``) or an attribute of another
+    object (``self.scheduler.model_runner.effective_max_total_num_tokens``; ``self.full_max_total_num_tokens``,
+    the object's own share, is not)."""
+    try:
+        statement = ast.parse(code.strip()).body
+    except SyntaxError:
+        return False
+    value = getattr(statement[0], "value", None) if len(statement) == 1 else None
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+        return isinstance(value.slice.value, str) and value.slice.value.endswith(attribute)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get":
+        first = value.args[0] if value.args else None
+        return isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.endswith(attribute)
+    if isinstance(value, ast.Attribute) and value.attr.endswith(attribute):
+        return isinstance(value.value, ast.Attribute)  # self.a.b.pool, not self.pool's sibling self.full_pool
+    return False
 
 
 def _copies_a_relative(graph: nx.DiGraph, node: Point) -> bool:
