@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import networkx as nx
+import pytest
 from click.testing import CliRunner
 
 from sgtrace.analyses.caps import CATEGORIES, budget_sites, check
@@ -276,3 +277,30 @@ def test_a_floor_on_the_pool_is_listed_and_a_clamp_at_zero_is_not(tmp_path: Path
     clamped = _caps_json(_sample_with(tmp_path / "clamp", clamp))
     assert isinstance(clamped["caps"], list) and len(clamped["caps"]) == len(plain["caps"])
     assert "floor" in CATEGORIES
+
+
+_BUDGET = "        rest_memory = available_gpu_memory - total_gpu_memory * (1 - self.mem_fraction_static)\n"
+
+
+@pytest.mark.parametrize(
+    ("clamp", "listed"),
+    [("max(rest_memory - self.server_args.scratch_gb, 0)", True), ("max(rest_memory, 0)", False)],
+)
+def test_a_reservation_clamped_at_zero_is_a_reservation(tmp_path: Path, clamp: str, listed: bool) -> None:
+    """``max(budget - reserved, 0)`` takes *reserved* from the budget (0.5.23's KV-shard scratch,
+    ``available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)``); the clamp only keeps a negative
+    budget from being used. ``max(budget, 0)`` alone moves nothing."""
+    tree = tmp_path / "tree"
+    shutil.copytree(SAMPLE, tree)
+    mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
+    text = mixin.read_text()
+    assert _BUDGET in text
+    mixin.write_text(text.replace(_BUDGET, f"{_BUDGET}        rest_memory = {clamp}\n", 1))
+    caps = _caps_json(tree)["caps"]
+    assert isinstance(caps, list)
+    reserves = [c for c in caps if c["category"] == "reserve"]
+    if listed:
+        [reserve] = reserves
+        assert reserve["code"] == f"rest_memory = {clamp}" and reserve["knobs"] == ["server_args.scratch_gb"]
+    else:
+        assert reserves == [] and len(caps) == len(_caps_json(SAMPLE)["caps"])  # type: ignore[arg-type]

@@ -371,8 +371,8 @@ def test_an_env_name_the_release_does_not_declare_is_refused(tmp_path: Path) -> 
                                    "--env", "SGLANG_VLM_CACHE_SIZE=0"])  # fmt: skip
     assert bad.exit_code == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [
-        "sgtrace: error: --env SGLANG_VLM_CACHE_SIZE: no environment variable this release's registry declares or its code reads"
-        " (did you mean SGLANG_VLM_CACHE_SIZE_MB?)"
+        "sgtrace: error: --env SGLANG_VLM_CACHE_SIZE: no environment variable this release's registry declares"
+        " or its code reads (did you mean SGLANG_VLM_CACHE_SIZE_MB?)"
     ]
     root = releases.release
     diff = ["diff", str(root(releases.MIDDLE)), str(root(releases.NEWEST)), *base, "--set", "mm_reservation_gb=0"]

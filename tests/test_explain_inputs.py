@@ -317,11 +317,11 @@ def test_a_log_with_a_sliding_window_pool_is_of_a_hybrid_sliding_window_model(tm
 
 
 _SMALL_KV = 'os.getenv("SGLANG_CI_SMALL_KV_SIZE")'
-_HELPER = '''
+_HELPER = """
 
 def get_int_env_var(name: str, default: int = 0) -> int:
     return int(os.getenv(name, default))
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -342,7 +342,8 @@ def test_an_environment_variable_read_by_its_name_is_given_by_env(tmp_path: Path
     mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
     text = mixin.read_text()
     assert _SMALL_KV in text
-    mixin.write_text(text.replace(_SMALL_KV, read).replace("import get_available", "import get_int_env_var, get_available"))
+    text = text.replace(_SMALL_KV, read).replace("import get_available", "import get_int_env_var, get_available")
+    mixin.write_text(text)
     utils = tree / "sglang" / "srt" / "utils.py"
     utils.write_text(utils.read_text().replace("import torch\n", "import os\n\nimport torch\n", 1) + _HELPER)
     figures = ["--set", "avail_before_weights_gb=80", "--set", "weights_gb=20", "--set", "mem_fraction_static=0.8"]

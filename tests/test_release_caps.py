@@ -109,6 +109,11 @@ def test_newest_caps_in_the_configurators(tmp_path: Path) -> None:
     }
     assert len(rounding) >= 2, rounding  # configurator subclasses picked by a factory at run time all count
     assert any(c.category == "reserve" and c.path == kvc for c in result.caps)
+    # the KV-shard scratch, clamped at zero (docs/sglang-notes.md reads it as a reserve by hand)
+    scratch = _at(
+        result, pools, _line(root, pools, "available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)")
+    )
+    assert scratch.category == "reserve"
 
 
 def test_explain_reproduces_the_operators_figure_on_0_5_9(tmp_path: Path) -> None:

@@ -100,6 +100,7 @@ ADDED: dict[tuple[str, str], dict[Cap, str]] = {
         (_POOLS, 1669): "new DeepSeek V4 pool configurator",
         (_POOLS, 1677): "new DeepSeek V4 pool configurator",
         (_POOLS, 1464): "new DeepSeek V4 pool configurator",
+        (_POOLS, 640): "new: the KV-shard scratch taken from the budget, clamped at zero",
         (_POOLS, 641): "bytes become tokens in the default configurator (replaces profile_max_num_token)",
         (_POOLS, 911): "bytes become tokens in the hybrid SWA configurator (unified memory)",
         (_POOLS, 915): "bytes become tokens in the hybrid SWA configurator",

@@ -425,8 +425,10 @@ class Slicer:
         if name in ("min", "max"):
             # min over one collection (a per-rank list, a generator) reduces it; min(a, b) lowers a by b
             kind = "reduce" if name == "min" and len(value.args) == 1 and value.args[0].kind != "starred" else name
+            clamped = name == "max" and _clamped_at_zero(value.args)
             for arg in value.args:
-                self.feed(arg, scope, line, target, kind if op == "copy" else op)
+                # max(budget - reserved, 0) only keeps a negative budget from being used: its operand is the flow
+                self.feed(arg, scope, line, target, op if clamped or op != "copy" else kind)
             return
         env = self._env_read(value)
         if env is not None:
@@ -810,6 +812,17 @@ def _reads_of(condition: str, name: str) -> list[str]:
 
 def _is_self(base: Expr | None, scope: Scope) -> bool:
     return base is not None and base.kind == "name" and base.name == scope.self_name
+
+
+def _clamped_at_zero(args: tuple[Expr, ...]) -> bool:
+    """Whether ``max(*args)`` is one value clamped at a constant of zero or less (``max(a - b, 0)``)."""
+    if len(args) != 2:
+        return False
+    constants = [arg for arg in args if arg.kind == "const"]
+    try:
+        return len(constants) == 1 and float(constants[0].text) <= 0
+    except ValueError:
+        return False
 
 
 def _literal(value: Expr) -> str | None:
