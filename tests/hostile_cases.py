@@ -8,6 +8,7 @@ Some are valid Python, some are rejected by CPython itself; the comment on each 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 HEAD = """\
 class Runner:
@@ -265,3 +266,100 @@ SHAPES: dict[str, tuple[Callable[[int], dict[str, str]], int]] = {
     "import_cycle": (import_cycle, 1000),
     "star_imports": (star_imports, 1000),
 }
+
+
+# Hostile input at the doors: what an option names, or a figure it gives. Each must end in exit 2 with one line
+# on stderr naming the door, what is wrong and the value, within a few seconds and little memory.
+
+#: Figures that let the sample's formula be evaluated (the answer is 10.43 GB with mem_fraction_static=0.88).
+FIGURES = ["--set", "weights_gb=72.33", "--set", "avail_after_weights_gb=21.71"]
+#: A number with 400 digits: a float's infinity, past every integer bound.
+DIGITS_400 = "9" * 400
+
+
+def sparse_file(folder: Path) -> str:
+    """A 3 GB file with no blocks on disk (``truncate -s 3G``): reading it whole takes 18 s and 6 GB."""
+    path = folder / "sparse.bin"
+    with path.open("wb") as handle:
+        handle.truncate(3 << 30)
+    return str(path)
+
+
+def zeros(_folder: Path) -> str:
+    """``/dev/zero``: no end at all."""
+    return "/dev/zero"
+
+
+def deep_json(folder: Path) -> str:
+    """A JSON object holding lists nested 100,000 deep: past Python's stack."""
+    path = folder / "deep.json"
+    path.write_text('{"format": 1, "mem_fraction_static": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    return str(path)
+
+
+def server_info(value: str) -> Callable[[Path], str]:
+    """A /get_server_info answer whose mem_fraction_static is *value* (JSON as written)."""
+
+    def make(folder: Path) -> str:
+        path = folder / "info.json"
+        path.write_text('{"version": "0.5.9", "tp_size": 8, "mem_fraction_static": ' + value + "}")
+        return str(path)
+
+    return make
+
+
+def command(text: str) -> Callable[[Path], str]:
+    """A unit file whose launch command ends with *text*."""
+
+    def make(folder: Path) -> str:
+        path = folder / "sglang.service"
+        path.write_text(f"[Service]\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m {text}\n")
+        return str(path)
+
+    return make
+
+
+#: name -> (the arguments of ``explain SAMPLE`` after the tree, "{file}" for the file made; the maker of that
+#: file, or None; what stderr's one line must hold, "{file}" for the file's path).
+EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = {
+    "set_budget_none": ([*FIGURES, "--set", "mem_fraction_static=None"], None,
+                        "--set mem_fraction_static=None: not a number"),
+    "set_memory_past_any_gpu": ([*FIGURES, "--set", "mem_fraction_static=0.88", "--set", "gpu_gb=1e308"], None,
+                                "--set gpu_gb=1e+308: more than any GPU holds"),
+    "max_file_size_400_digits": ([*FIGURES, "--max-file-size", DIGITS_400], None,
+                                 f"Invalid value for '--max-file-size': '{DIGITS_400}' is not a size a file can"),
+    **{
+        f"command_fraction_{label}": ([*FIGURES, "--command", "{file}"], command(f"--mem-fraction-static {value}"),
+                                      f"--command: --mem-fraction-static={shown}: {why}")
+        for label, value, shown, why in [
+            ("negative", "-5", "-5", "a fraction of the GPU's memory, in (0, 1]"),
+            ("nan", "nan", "nan", "not a finite number"),
+            ("inf", "inf", "inf", "not a finite number"),
+            ("zero", "0", "0", "a fraction of the GPU's memory, in (0, 1]"),
+            ("1e308", "1e308", "1e+308", "a fraction of the GPU's memory, in (0, 1]"),
+            ("string", "lots", "lots", "not a number"),
+        ]
+    },
+    "command_tp_size_zero": ([*FIGURES, "--command", "{file}"], command("--mem-fraction-static 0.88 --tp-size 0"),
+                             "--command: --tp-size=0: a whole number of ranks, from 1 to 65536"),
+    **{
+        f"server_info_fraction_{label}": ([*FIGURES, "--server-info", "{file}"], server_info(value),
+                                          f"--server-info: mem_fraction_static={shown}: {why}")
+        for label, value, shown, why in [
+            ("negative", "-5", "-5", "a fraction of the GPU's memory, in (0, 1]"),
+            ("nan", "NaN", "nan", "not a finite number"),
+            ("inf", "Infinity", "inf", "not a finite number"),
+            ("1e400", "1e400", "inf", "not a finite number"),
+            ("zero", "0", "0", "a fraction of the GPU's memory, in (0, 1]"),
+            ("1e308", "1e308", "1e+308", "a fraction of the GPU's memory, in (0, 1]"),
+            ("string", '"lots"', "lots", "not a number"),
+        ]
+    },
+    "server_info_deep": ([*FIGURES, "--server-info", "{file}"], deep_json,
+                         "--server-info: JSON nested deeper than 64 levels"),
+    "server_info_sparse": ([*FIGURES, "--server-info", "{file}"], sparse_file,
+                           "--server-info {file}: larger than 16 MB"),
+    "server_info_zeros": ([*FIGURES, "--server-info", "{file}"], zeros, "--server-info {file}: larger than 16 MB"),
+    "command_sparse": ([*FIGURES, "--command", "{file}"], sparse_file, "--command {file}: larger than 1 MB"),
+    "command_zeros": ([*FIGURES, "--command", "{file}"], zeros, "--command {file}: larger than 1 MB"),
+}  # fmt: skip

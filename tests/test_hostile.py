@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sgtrace.cli import cli
+from sgtrace.sources import sample_tree
+from tests.hostile_cases import EXPLAIN_DOORS
 
 TRAP = """\
 import pathlib
@@ -189,3 +192,40 @@ def test_a_forged_graph_in_the_cache_costs_a_warning_not_the_answer(tmp_path: Pa
         assert again.exit_code == 0, (command, again.output)
         if command[0] != "report":
             assert again.stdout == before.stdout, command
+
+
+def _door(arguments: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    """sgtrace in a fresh process held to 1 GiB of address space and 60 s (reading a 3 GB file whole would take
+    18 s and 6 GB), and the seconds it took."""
+
+    def bounded() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "sgtrace", *arguments], capture_output=True, text=True, timeout=60, check=False,
+        preexec_fn=bounded,
+    )  # fmt: skip
+    return done, time.monotonic() - start
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str], expected: str) -> None:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(lines) == 1 and expected in lines[0], done.stderr[-2000:]
+    assert lines[0].startswith("sgtrace: error: ") and "internal error" not in lines[0]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="/dev/zero and address-space limits")
+@pytest.mark.parametrize("case", sorted(EXPLAIN_DOORS))
+def test_every_door_of_explain_checks_what_comes_in(tmp_path: Path, case: str) -> None:
+    """A figure --set, --command or --server-info gives is checked by one check, whatever the door (-5 was
+    answered '-542.00 GB', NaN 'nan GB'); the files they name are read within a bound and JSON within a depth
+    (a 3 GB sparse file took 18 s, 100,000 levels were a RecursionError)."""
+    arguments, make, expected = EXPLAIN_DOORS[case]
+    file = make(tmp_path) if make is not None else ""
+    done, _ = _door(["explain", str(sample_tree()), "--no-cache", *(a.replace("{file}", file) for a in arguments)])
+    _one_error_line(done, expected.replace("{file}", file))
+    assert done.stdout == ""

@@ -39,20 +39,38 @@ def written(value: object) -> str:
     return f"{value:.12g}" if isinstance(value, float) else str(value)
 
 
-def check(name: str, value: Any, budget: str, numeric: bool) -> None:
-    """BadFigure unless *value* of *name* is in range: finite, memory not negative, *budget* in (0, 1]."""
+#: More memory, GB, than any GPU holds (the largest of 2026 hold 288 GB): a memory figure past it is no run's.
+MAX_GPU_GB = 10_000
+#: More tokens than any pool holds (as --want-tokens bounds them).
+MAX_TOKENS = 10**12
+#: Token counts: whole numbers from 0 to MAX_TOKENS.
+_TOKENS = ("kv_tokens", "max_total_num_tokens")
+#: Ranks of a parallel dimension: whole numbers from 1 to MAX_RANKS.
+_RANKS = ("tp_size", "pp_size", "dp_size", "ep_size", "nnodes")
+MAX_RANKS = 1 << 16
+
+
+def check(name: str, value: Any, budget: str, numeric: bool, door: str = "--set", key: str = "") -> None:
+    """BadFigure unless *value* of *name* is in range: finite, *budget* in (0, 1], memory from 0 to MAX_GPU_GB,
+    tokens and ranks bounded whole numbers. Every door checks with it; the message names the *door* (the option or
+    the log that gave the value) and the *key* there (*name* unless it is spelt otherwise)."""
+    shown = f"{door} {key or name}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        if numeric and value is not None:
-            raise BadFigure(f"--set {name}={value}: not a number")
+        if name == budget or (numeric and value is not None):
+            raise BadFigure(f"{shown}={value}: not a number")
         return
     if not math.isfinite(value):
-        raise BadFigure(f"--set {name}={value}: not a finite number")
+        raise BadFigure(f"{shown}={value}: not a finite number")
     if name == budget and not 0 < value <= 1:
-        raise BadFigure(f"--set {name}={value:g}: a fraction of the GPU's memory, in (0, 1]")
+        raise BadFigure(f"{shown}={value:g}: a fraction of the GPU's memory, in (0, 1]")
     if name in OPERATOR_FIGURES and value < 0:
-        raise BadFigure(f"--set {name}={written(value)}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
-    if name in ("kv_tokens", "max_total_num_tokens") and value != int(value):
-        raise BadFigure(f"--set {name}={written(value)}: a whole number of tokens")
+        raise BadFigure(f"{shown}={written(value)}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
+    if name in OPERATOR_FIGURES and name.endswith("_gb") and value > MAX_GPU_GB:
+        raise BadFigure(f"{shown}={written(value)}: more than any GPU holds (over {MAX_GPU_GB} GB)")
+    if name in _TOKENS and (value != int(value) or not 0 <= value <= MAX_TOKENS):
+        raise BadFigure(f"{shown}={written(value)}: a whole number of tokens, from 0 to {MAX_TOKENS:.0e}")
+    if name in _RANKS and (value != int(value) or not 1 <= value <= MAX_RANKS):
+        raise BadFigure(f"{shown}={written(value)}: a whole number of ranks, from 1 to {MAX_RANKS}")
 
 
 def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:

@@ -153,16 +153,26 @@ def check_settings(
     """Every --set names something the formula, a condition on the caps' way, ServerArgs or the log knows,
     and is a finite number in its range where a number is needed."""
     words = settable(args, sites, conditions, budget)
-    numeric = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES, *args.numeric}
-    for name, value in settings.items():
+    for name in settings:
         if name not in words:
             close = difflib.get_close_matches(name, sorted(words), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise BadInput(f"--set {name}: not an input of this release's formula, caps or ServerArgs{hint}")
+    checked(settings, "--set", budget, args)
+
+
+def checked(
+    values: Mapping[str, Any], door: str, budget: str, args: ReleaseArgs, spelled: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """*values* as a door gave them (--set, --command, --server-info, the log's launch command), each checked as
+    :func:`figures.check` checks a figure: BadInput naming the door, the key (as *spelled* there) and the value."""
+    numeric = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES, *args.numeric}
+    for name, value in values.items():
         try:
-            check(name, value, budget, name in numeric)
+            check(name, value, budget, name in numeric, door, (spelled or {}).get(name, ""))
         except BadFigure as exc:
             raise BadInput(str(exc)) from exc
+    return dict(values)
 
 
 def settable(args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], budget: str) -> set[str]:
@@ -173,8 +183,9 @@ def settable(args: ReleaseArgs, sites: list[BudgetSite], conditions: list[str], 
     return words
 
 
-def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
-    """The layered facts of one explanation (see the module doc), completed and checked."""
+def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs, budget: str) -> Inputs:
+    """The layered facts of one explanation (see the module doc), completed and checked: a value out of its range
+    is refused whichever door gave it."""
     layers: dict[str, Mapping[str, Any]] = {}
     notes: list[str] = []
     stages = _pipeline_stages(chosen.ranks) if chosen is not None else 0
@@ -185,16 +196,17 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs) -> Inputs:
         layers[f"the log's sliding-window pool (line {window})"] = {"is_hybrid_swa": True}
     try:
         if chosen is not None and chosen.command:
-            layers["the log's launch command"] = _configured(read_command(chosen.command, args), "the log's", notes)
+            layers["the log's launch command"] = _command(chosen.command, "the log's", budget, args, notes)
         if given.command:
-            layers["--command"] = _configured(read_command(given.command, args), "--command's", notes)
+            layers["--command"] = _command(given.command, "--command's", budget, args, notes)
         if given.server_info:
             info = read_server_info(given.server_info, args)
-            layers["--server-info"] = info.values
+            layers["--server-info"] = checked(info.values, "--server-info:", budget, args)
             _version(info.version, "--server-info names", given.release_version, notes)
     except LaunchError as exc:
         raise BadInput(str(exc)) from exc
     if chosen is not None:
+        checked(chosen.server_args, "the log's server_args= line:", budget, args)
         layers["the log"] = facts(chosen)
         if chosen.version is not None:
             version, line = chosen.version
@@ -249,6 +261,13 @@ def _estimated_weights(given: Given, merged: Mapping[str, Any]) -> tuple[float, 
         f"estimated: {total / (1 << 30):.2f} GB of weight files ({where}){over}; an estimate: the parts every rank"
         " holds whole, a quantization made at load and a draft's weights are not counted (--set weights_gb)"
     )
+
+
+def _command(text: str, whose: str, budget: str, args: ReleaseArgs, notes: list[str]) -> dict[str, Any]:
+    """The arguments of a launch command, each checked (BadInput naming the command, the option and the value)."""
+    found = read_command(text, args)
+    door = "--command:" if whose == "--command's" else f"{whose} launch command:"
+    return checked(_configured(found, whose, notes), door, budget, args, found.spelled)
 
 
 def _configured(found: Any, whose: str, notes: list[str]) -> dict[str, Any]:

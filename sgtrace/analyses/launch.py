@@ -10,8 +10,6 @@ scheduler's figures and its version. Nothing is run.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -19,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.release_args import ReleaseArgs
+from sgtrace.bounded import load_json
 from sgtrace.model import SourceFile
 from sgtrace.run.lines import parse_value
 from sgtrace.run.messages import COMMAND
@@ -40,6 +39,8 @@ class Configuration:
     unknown: tuple[str, ...] = ()
     #: The version it names, "" if none.
     version: str = ""
+    #: Field -> the option that set it, as the command spells it (``--mem-fraction-static``; the field's name if none).
+    spelled: dict[str, str] = field(default_factory=dict)
 
 
 def read_command(text: str, args: ReleaseArgs) -> Configuration:
@@ -56,6 +57,7 @@ def read_command(text: str, args: ReleaseArgs) -> Configuration:
 
 def _arguments(tokens: list[str], args: ReleaseArgs) -> Configuration:
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     unknown: list[str] = []
     index = 0
     while index < len(tokens):
@@ -68,13 +70,14 @@ def _arguments(tokens: list[str], args: ReleaseArgs) -> Configuration:
         if name is None:
             unknown.append(option)
             continue
+        spelled[name] = option
         if not has_value:
             if option in args.flags or index >= len(tokens) or tokens[index].startswith("--"):
                 values[name] = args.flags.get(_full(option, args) or option, True)
                 continue
             value, index = tokens[index], index + 1
         values[name] = parse_value(value)
-    return Configuration(values, tuple(unknown))
+    return Configuration(values, tuple(unknown), spelled=spelled)
 
 
 def _field(option: str, args: ReleaseArgs) -> str | None:
@@ -96,16 +99,16 @@ def _full(option: str, args: ReleaseArgs) -> str | None:
 def read_server_info(data: bytes | str, args: ReleaseArgs) -> Configuration:
     """The scalar server arguments, scheduler figures and version of a ``/get_server_info`` answer."""
     try:
-        answer = json.loads(data)
+        answer = load_json(data)
     except ValueError as exc:
-        raise LaunchError(f"--server-info is not JSON: {exc}") from exc
+        raise LaunchError(f"--server-info: {exc}") from exc
     if not isinstance(answer, dict):
         raise LaunchError("--server-info is not a JSON object (the answer of GET /get_server_info)")
     values: dict[str, Any] = {}
     for key, value in answer.items():
         scalar = value is None or isinstance(value, (bool, int, float, str))
         known = key in args.fields or key == "max_total_num_tokens"
-        if scalar and known and not (isinstance(value, float) and not math.isfinite(value)):
+        if scalar and known:  # a figure out of its range is refused as --set's are (inputs.gather)
             values[key] = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
     version = answer.get("version")
     return Configuration(values, (), version if isinstance(version, str) else "")

@@ -160,7 +160,7 @@ def build(
     conditions = [g for cap in caps for g in cap.conditions] + (list(paths.conditions()) if paths is not None else [])
     check_settings(settings, args, sites, conditions, budget)
     chosen = _chosen(runs, want.run)
-    inputs = gather(chosen, given, args)
+    inputs = gather(chosen, given, args, budget)
     known, origins = inputs.known, dict(inputs.origins)
     code = code or Code(files)
     order = loads_before_sizing(code, _functions(code, sites), paths, loads)

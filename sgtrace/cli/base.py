@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sgtrace import __version__
+from sgtrace.bounded import MAX_COMMAND_BYTES, MAX_JSON_BYTES, read_at_most
 from sgtrace.cli.constraints import constraints
 from sgtrace.model import ExitCode, Limits
 
@@ -67,7 +68,10 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
             self.fail(f"{value!r} is not a size (examples: 10MB, 512KiB, 2G, 1048576)", param, ctx)
         number, unit, binary = match.groups()
         scale = 1024 ** "kmgt".index(unit.lower()) * 1024 if binary and unit else self._UNITS[unit.lower()]
-        size = int(float(number) * scale)
+        exact = float(number) * scale
+        if not exact < 1 << 63:  # 400 digits are a float's infinity: no size a file system holds
+            self.fail(f"{value!r} is not a size a file can have (at most 2**63 bytes)", param, ctx)
+        size = int(exact)
         if size < 1:
             self.fail(f"{value!r} is not a positive size", param, ctx)
         return size
@@ -301,16 +305,17 @@ def _server_options(function: Callable[..., Any]) -> Any:
     @functools.wraps(function)
     def with_server(**kwargs: Any) -> Any:
         command_file, server_info_file, max_log_mb, model_config, env_pairs = (kwargs.pop(n) for n in _SERVER_NAMES)
+        command = _read_bounded(command_file, "--command", MAX_COMMAND_BYTES)
         server = ServerFlags(
-            command_file.read() if command_file is not None else None,
-            server_info_file.read() if server_info_file is not None else None,
+            command.decode("utf-8", errors="replace") if command is not None else None,
+            _read_bounded(server_info_file, "--server-info", MAX_JSON_BYTES),
             max_log_mb << 20,
             _model_facts(model_config, env_pairs),
         )
         return function(server=server, **kwargs)
 
     options = [
-        click.option("--command", "command_file", type=click.File("r", encoding="utf-8", errors="replace"),
+        click.option("--command", "command_file", type=click.File("rb"),
                      help="A file holding the launch command (a unit file, a script, ps output)."),
         click.option("--server-info", "server_info_file", type=click.File("rb"),
                      help="The JSON of GET /get_server_info."),
@@ -326,6 +331,18 @@ def _server_options(function: Callable[..., Any]) -> Any:
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped
+
+
+def _read_bounded(stream: Any, option: str, limit: int) -> bytes | None:
+    """The bytes of a file an option names (None if not given); past *limit* one line and exit 2, having read at
+    most one byte more (``/dev/zero`` and a sparse file of gigabytes end at once)."""
+    if stream is None:
+        return None
+    try:
+        return read_at_most(stream, limit)
+    except (OSError, ValueError) as exc:
+        _warn(f"error: {option} {click.format_filename(stream.name)}: {exc}")
+        sys.exit(ExitCode.ERROR)
 
 
 def _model_facts(config: str | None, env_pairs: Sequence[str]) -> Any:
