@@ -7,8 +7,10 @@ Some are valid Python, some are rejected by CPython itself; the comment on each 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HEAD = """\
 class Runner:
@@ -363,3 +365,40 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
     "command_sparse": ([*FIGURES, "--command", "{file}"], sparse_file, "--command {file}: larger than 1 MB"),
     "command_zeros": ([*FIGURES, "--command", "{file}"], zeros, "--command {file}: larger than 1 MB"),
 }  # fmt: skip
+
+
+def baseline_with(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any], Path], str]:
+    """A maker of the baseline *change* makes of a sound one (a value "1e400" is written as the number, which JSON
+    reads as infinity)."""
+
+    def make(sound: dict[str, Any], folder: Path) -> str:
+        data = json.loads(json.dumps(sound))
+        change(data)
+        path = folder / "baseline.json"
+        path.write_text(json.dumps(data).replace('"1e400"', "1e400"))
+        return str(path)
+
+    return make
+
+
+def _first_cap(key: str, value: object) -> Callable[[dict[str, Any]], None]:
+    return lambda data: data["caps"][0].__setitem__(key, value)
+
+
+#: name -> (the maker of a baseline from a sound one, or of a file; what stderr's one line must hold after
+#: "cannot read baseline {file}: ").
+BASELINES: dict[str, tuple[Callable[[dict[str, Any], Path], str], str]] = {
+    "owner_list": (baseline_with(_first_cap("owner", ["a"])), "caps[0].owner: a string or null, not a list"),
+    "owner_int": (baseline_with(_first_cap("owner", 5)), "caps[0].owner: a string or null, not 5"),
+    "owner_dict": (baseline_with(_first_cap("owner", {"a": 1})), "caps[0].owner: a string or null, not an object"),
+    "guard_list_of_ints": (baseline_with(_first_cap("guard", [1])), "caps[0].guard: a list of strings, not a list"),
+    "guard_int": (baseline_with(_first_cap("guard", 5)), "caps[0].guard: a list of strings, not 5"),
+    "guard_dict": (baseline_with(_first_cap("guard", {"a": 1})), "caps[0].guard: a list of strings, not an object"),
+    "line_1e400": (
+        baseline_with(_first_cap("line", "1e400")),
+        "caps[0].line: a line number from 1 to 2147483648, not inf",
+    ),
+    "deep": (lambda _sound, folder: deep_json(folder), "JSON nested deeper than 64 levels"),
+    "sparse": (lambda _sound, folder: sparse_file(folder), "larger than 16 MB"),
+    "zeros": (lambda _sound, folder: zeros(folder), "larger than 16 MB"),
+}

@@ -237,11 +237,7 @@ def check(
     if write_baseline is not None:
         _write_baseline(write_baseline, target, attribute, budget, max_nodes, strict_types, flags)
     assert baseline is not None
-    try:
-        recorded = baseline.read_text(encoding="utf-8")
-    except (OSError, ValueError) as exc:
-        _warn(f"error: cannot read baseline {baseline}: {exc}")
-        sys.exit(ExitCode.ERROR)
+    recorded = _baseline(baseline)
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
@@ -257,12 +253,29 @@ def check(
     _gate(old, current.root, attribute, budget, result, gate, flags.debug, current.errors)
 
 
+def _baseline(path: Path) -> str:
+    """The text of a baseline, read within :data:`MAX_JSON_BYTES` and checked (one line naming the file and what
+    is wrong, and exit 2, before any tree is analysed)."""
+    from sgtrace.analyses.baseline import from_baseline
+    from sgtrace.bounded import MAX_JSON_BYTES, read_at_most
+
+    try:
+        with path.open("rb") as stream:
+            text = read_at_most(stream, MAX_JSON_BYTES).decode("utf-8")
+        from_baseline(text)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        _warn(f"error: cannot read baseline {path}: {exc}")
+        sys.exit(ExitCode.ERROR)
+    return text
+
+
 def _write_baseline(
     path: Path, target: str | None, attribute: str, budget: str, max_nodes: int, strict_types: bool, flags: RunFlags
 ) -> None:
     """Write the caps of the tree as a baseline (keeping a reviewer's comments) and exit."""
     from sgtrace import api
     from sgtrace.analyses.baseline import from_baseline, to_baseline
+    from sgtrace.bounded import MAX_JSON_BYTES, read_at_most
 
     def run() -> Any:
         tree, options = _one_tree(target, flags)
@@ -273,7 +286,8 @@ def _write_baseline(
     comments = {}
     if path.is_file():  # a regular file: /dev/full or a FIFO would be read without end
         try:
-            comments = from_baseline(path.read_text(encoding="utf-8"))[3]
+            with path.open("rb") as stream:  # within the bound: a sparse file of gigabytes is no baseline either
+                comments = from_baseline(read_at_most(stream, MAX_JSON_BYTES))[3]
         except (OSError, ValueError):
             comments = {}
     write_file(path, to_baseline(current, comments))
