@@ -261,3 +261,21 @@ def test_a_baseline_of_any_shape_is_one_line_naming_the_file(
     done, took = _door(["check", str(tree), "--baseline", path, "--no-cache", "--format", fmt])
     _one_error_line(done, f"cannot read baseline {path}: {expected}")
     assert done.stdout == "" and took < 10
+
+
+def test_a_tree_with_no_budget_formula_says_so(tmp_path: Path) -> None:
+    """A budget that reaches the pool through no statement of a formula was answered 'it needs .', exit 2 and
+    nothing on stderr."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.py").write_text(
+        "class A:\n    def f(self, server_args):\n"
+        "        self.max_total_num_tokens = int(server_args.mem_fraction_static * 1000)\n"
+    )
+    out = CliRunner().invoke(cli, ["explain", str(tree), "--no-cache", "--set", "mem_fraction_static=0.8"])
+    assert out.exit_code == 2
+    assert out.stderr.splitlines() == [
+        f"sgtrace: error: no budget formula was found in {tree}: no statement computes the pool from "
+        "mem_fraction_static"
+    ]
+    assert "it needs ." not in out.stdout and "No budget formula was found" in out.stdout

@@ -204,4 +204,10 @@ def explain(
     emit(render(found, result, context))
     for name, how in sorted(result.missing.items()):
         _warn(f"missing input {name}: {how}")
+    if result.kv_budget_gb is None and not result.missing:  # nothing to supply: say why there is no answer
+        _warn(
+            f"error: no budget formula was found in {found.root}: no statement computes the pool from {budget}"
+            if not result.steps
+            else f"error: no statement of the budget formula in {found.root} runs for this start-up"
+        )
     sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)

@@ -50,7 +50,7 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
         parts.append(f"Start-up {context.run} of {len(context.runs)}{latest}:")
     product = context.multiplied
     if result.kv_budget_gb is None:
-        parts.append(f"the formula cannot be evaluated: it needs {', '.join(sorted(result.missing))}.")
+        parts.append(_unevaluated(budget, result))
         parts.append(_shown(run))
     else:
         where = f" ({product.site.path}:{product.site.line})" if product else ""
@@ -176,6 +176,15 @@ def _short(text: str, most: int = 160) -> str:
     flat = " ".join(text.split())
     flat = flat if len(flat) <= most else flat[: most - 3].rstrip() + "..."
     return flat if flat.endswith((".", "!", ")")) else flat + "."
+
+
+def _unevaluated(budget: str, result: Explanation) -> str:
+    """Why the formula gives no pool: the inputs it needs, or no statement of it that was found or that runs."""
+    if result.missing:
+        return f"the formula cannot be evaluated: it needs {', '.join(sorted(result.missing))}."
+    if not result.steps:
+        return f"no budget formula was found: no statement computes the pool from {budget}."
+    return "the formula cannot be evaluated: none of its statements runs for this start-up."
 
 
 def _shown(run: StartUp | None) -> str:
