@@ -321,6 +321,21 @@ def command(text: str) -> Callable[[Path], str]:
     return make
 
 
+def log_line(line: str) -> Callable[[Path], str]:
+    """A log of a server_args= line and *line* (a forged figure: SGLang prints none out of range, bar a difference of
+    free memories: 'mem usage=-3.87 GB' is real)."""
+
+    def make(folder: Path) -> str:
+        path = folder / "server.log"
+        path.write_text(f"[2026-02-28 10:00:00] server_args=ServerArgs(tp_size=1)\n[2026-02-28 10:00:01 TP0] {line}\n")
+        return str(path)
+
+    return make
+
+
+LOAD_END = "Load weight end. type=X, dtype=torch.bfloat16, avail mem={} GB, mem usage=72.33 GB."
+
+
 #: name -> (the arguments of ``explain SAMPLE`` after the tree, "{file}" for the file made; the maker of that
 #: file, or None; what stderr's one line must hold, "{file}" for the file's path).
 EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = {
@@ -364,6 +379,18 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
     "server_info_zeros": ([*FIGURES, "--server-info", "{file}"], zeros, "--server-info {file}: larger than 16 MB"),
     "command_sparse": ([*FIGURES, "--command", "{file}"], sparse_file, "--command {file}: larger than 1 MB"),
     "command_zeros": ([*FIGURES, "--command", "{file}"], zeros, "--command {file}: larger than 1 MB"),
+    "log_server_args_fraction": (["--log", "{file}"], log_line("server_args=ServerArgs(mem_fraction_static=-5)"),
+                                 "the log's server_args= line: mem_fraction_static=-5: a fraction of the GPU's"),
+    **{
+        f"log_free_memory_{label}": (["--set", "mem_fraction_static=0.88", "--log", "{file}"],
+                                     log_line(LOAD_END.format(value)),
+                                     f"the log's line 2: avail_after_weights_gb={shown}: {why}")
+        for label, value, shown, why in [
+            ("1e400", "1e400", "inf", "not a finite number"),
+            ("1e308", "1e308", "1e+308", "more than any GPU holds"),
+            ("negative", "-5", "-5", "GPU memory free after the weights were loaded cannot be negative"),
+        ]
+    },
 }  # fmt: skip
 
 

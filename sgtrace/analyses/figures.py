@@ -48,12 +48,17 @@ _TOKENS = ("kv_tokens", "max_total_num_tokens")
 #: Ranks of a parallel dimension: whole numbers from 1 to MAX_RANKS.
 _RANKS = ("tp_size", "pp_size", "dp_size", "ep_size", "nnodes")
 MAX_RANKS = 1 << 16
+#: Figures a run prints as the difference of two free memories: below 0 where loading freed memory.
+_DIFFERENCES = ("weights_gb", "draft_weights_gb")
 
 
-def check(name: str, value: Any, budget: str, numeric: bool, door: str = "--set", key: str = "") -> None:
+def check(
+    name: str, value: Any, budget: str, numeric: bool, door: str = "--set", key: str = "", printed: bool = False
+) -> None:
     """BadFigure unless *value* of *name* is in range: finite, *budget* in (0, 1], memory from 0 to MAX_GPU_GB,
     tokens and ranks bounded whole numbers. Every door checks with it; the message names the *door* (the option or
-    the log that gave the value) and the *key* there (*name* unless it is spelt otherwise)."""
+    the log that gave the value) and the *key* there (*name* unless it is spelt otherwise). A figure *printed* by a
+    run's own line may be a difference below 0 (the weights' 'mem usage=-3.87 GB': memory freed while loading)."""
     shown = f"{door} {key or name}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if name == budget or (numeric and value is not None):
@@ -63,7 +68,7 @@ def check(name: str, value: Any, budget: str, numeric: bool, door: str = "--set"
         raise BadFigure(f"{shown}={value}: not a finite number")
     if name == budget and not 0 < value <= 1:
         raise BadFigure(f"{shown}={value:g}: a fraction of the GPU's memory, in (0, 1]")
-    if name in OPERATOR_FIGURES and value < 0:
+    if name in OPERATOR_FIGURES and value < 0 and not (printed and name in _DIFFERENCES):
         raise BadFigure(f"{shown}={written(value)}: {OPERATOR_FIGURES[name].split(',')[0]} cannot be negative")
     if name in OPERATOR_FIGURES and name.endswith("_gb") and value > MAX_GPU_GB:
         raise BadFigure(f"{shown}={written(value)}: more than any GPU holds (over {MAX_GPU_GB} GB)")

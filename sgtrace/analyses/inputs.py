@@ -207,6 +207,7 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs, budget: str)
         raise BadInput(str(exc)) from exc
     if chosen is not None:
         checked(chosen.server_args, "the log's server_args= line:", budget, args)
+        _printed(chosen)
         layers["the log"] = facts(chosen)
         if chosen.version is not None:
             version, line = chosen.version
@@ -227,6 +228,18 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs, budget: str)
     if chosen_fraction is not None and "mem_fraction_static" not in given.settings and chosen and not chosen.death:
         origins["mem_fraction_static"] = f"SGLang's own choice (line {chosen_fraction.line}), not the one asked for"
     return Inputs(known, origins, tuple(notes))
+
+
+def _printed(run: StartUp) -> None:
+    """BadInput for a figure of the start-up's lines that no run prints (``avail mem=1e400 GB`` is infinite), as
+    :func:`figures.check` checks a figure: the line, the figure and its value."""
+    shown = [*run.target.items(), *run.draft.items()]
+    shown += [("max_total_num_tokens", run.max_total_num_tokens)] if run.max_total_num_tokens is not None else []
+    for name, figure in shown:
+        try:
+            check(name, figure.value, "", True, f"the log's line {figure.line}:", printed=True)
+        except BadFigure as exc:
+            raise BadInput(str(exc)) from exc
 
 
 def _pipeline_stages(ranks: Sequence[str]) -> int:
