@@ -379,6 +379,11 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
     "server_info_zeros": ([*FIGURES, "--server-info", "{file}"], zeros, "--server-info {file}: larger than 16 MB"),
     "command_sparse": ([*FIGURES, "--command", "{file}"], sparse_file, "--command {file}: larger than 1 MB"),
     "command_zeros": ([*FIGURES, "--command", "{file}"], zeros, "--command {file}: larger than 1 MB"),
+    "model_config_deep": ([*FIGURES, "--model-config", "{file}"], deep_json,
+                          "--model-config {file}: JSON nested deeper than 64 levels"),
+    "model_config_sparse": ([*FIGURES, "--model-config", "{file}"], sparse_file,
+                            "--model-config {file}: larger than 16 MB"),
+    "model_config_zeros": ([*FIGURES, "--model-config", "{file}"], zeros, "--model-config {file}: larger than 16 MB"),
     "log_server_args_fraction": (["--log", "{file}"], log_line("server_args=ServerArgs(mem_fraction_static=-5)"),
                                  "the log's server_args= line: mem_fraction_static=-5: a fraction of the GPU's"),
     **{

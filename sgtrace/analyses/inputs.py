@@ -4,14 +4,16 @@ Layers, the later winning: the log's launch command, ``--command``,
 ``--server-info``, the start-up's own lines (its ``server_args=`` and figures),
 ``--set``. The memory figures are then completed from each other
 (:func:`figures.complete`). Every ``--set`` must name something this release
-knows (a did-you-mean otherwise), be a finite number where one is needed and
-lie in its range; figures that contradict each other are refused.
+knows (a did-you-mean otherwise); every value, whatever the door that gave it
+(``--set``, ``--command``, ``--server-info``, the log's launch command,
+``server_args=`` line and figures), must be a finite number where one is
+needed and lie in its range (one check: :func:`figures.check`); figures that
+contradict each other are refused.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from typing import Any
 from sgtrace.analyses.figures import OPERATOR_FIGURES, BadFigure, check, complete, contradictions
 from sgtrace.analyses.launch import LaunchError, layered, read_command, read_server_info, same_version
 from sgtrace.analyses.release_args import ReleaseArgs
+from sgtrace.bounded import MAX_JSON_BYTES, load_json, read_at_most
 from sgtrace.model import BudgetSite
 from sgtrace.run.lines import parse_value
 from sgtrace.run.messages import QUANTITIES
@@ -72,9 +75,8 @@ def weight_files(folder: Path) -> tuple[int, str] | None:
     (``model.safetensors.index.json``, ``pytorch_model.bin.index.json``), else the sizes of its weight files
     (``*.safetensors``, ``pytorch_model*.bin``); None when it holds none."""
     for name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        index = folder / name
         try:
-            data = json.loads(index.read_bytes()[: 64 << 20])
+            data = _json_file(folder / name)
         except (OSError, ValueError):
             continue
         metadata = data.get("metadata") if isinstance(data, dict) else None
@@ -104,14 +106,23 @@ def read_model_config(path: str) -> tuple[dict[str, Any], str, tuple[int, str] |
         nested = sorted(given.glob("models--*/snapshots/*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         found = direct if direct.is_file() else next(iter(snapshots or nested), direct)
     try:
-        data = json.loads(found.read_bytes()[: 16 << 20])
+        data = _json_file(found)
     except FileNotFoundError as exc:
         raise BadInput(f"--model-config {path}: no config.json there") from exc
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"--model-config {path}: not a readable JSON file ({exc})") from exc
+    except OSError as exc:
+        raise BadInput(f"--model-config {path}: cannot read it ({exc})") from exc
+    except ValueError as exc:  # not JSON, larger than the bound, nested too deep
+        raise BadInput(f"--model-config {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise BadInput(f"--model-config {path}: a config.json holds a JSON object")
     return data, f"config.json, {found}", weight_files(found.parent)
+
+
+def _json_file(path: Path) -> Any:
+    """The JSON of *path*, read within MAX_JSON_BYTES and MAX_JSON_DEPTH (ValueError past them: a sparse file of
+    gigabytes took 23 s and 3 GB, 100,000 levels were a RecursionError)."""
+    with path.open("rb") as stream:
+        return load_json(read_at_most(stream, MAX_JSON_BYTES))
 
 
 def read_env(pairs: Sequence[str]) -> dict[str, str]:
@@ -164,8 +175,8 @@ def check_settings(
 def checked(
     values: Mapping[str, Any], door: str, budget: str, args: ReleaseArgs, spelled: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """*values* as a door gave them (--set, --command, --server-info, the log's launch command), each checked as
-    :func:`figures.check` checks a figure: BadInput naming the door, the key (as *spelled* there) and the value."""
+    """*values* as a door gave them (--set, --command, --server-info, the log's launch command and server_args= line),
+    each checked by :func:`figures.check`: BadInput naming the door, the key (as *spelled* there) and the value."""
     numeric = {budget, "gpu_mem", *QUANTITIES, *OPERATOR_FIGURES, *args.numeric}
     for name, value in values.items():
         try:
