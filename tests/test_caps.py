@@ -244,14 +244,15 @@ _ROUNDING = (
 )
 
 
-def _sample_with(tmp_path: Path, statement: str) -> Path:
-    """A copy of the sample whose pool takes *statement* just before its page-size rounding."""
+def _sample_with(tmp_path: Path, statement: str, anchor: str = _ROUNDING, after: bool = False) -> Path:
+    """A copy of the sample whose pool sizing takes *statement* just before *anchor* (after it with *after*)."""
     tree = tmp_path / "tree"
     shutil.copytree(SAMPLE, tree)
     mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
     text = mixin.read_text()
-    assert _ROUNDING in text
-    mixin.write_text(text.replace(_ROUNDING, f"        {statement}\n\n{_ROUNDING}", 1))
+    assert anchor in text
+    inserted = f"{anchor}        {statement}\n" if after else f"        {statement}\n\n{anchor}"
+    mixin.write_text(text.replace(anchor, inserted, 1))
     return tree
 
 
@@ -290,13 +291,7 @@ def test_a_reservation_clamped_at_zero_is_a_reservation(tmp_path: Path, clamp: s
     """``max(budget - reserved, 0)`` takes *reserved* from the budget (0.5.23's KV-shard scratch,
     ``available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)``); the clamp only keeps a negative
     budget from being used. ``max(budget, 0)`` alone moves nothing."""
-    tree = tmp_path / "tree"
-    shutil.copytree(SAMPLE, tree)
-    mixin = tree / "sglang" / "srt" / "model_executor" / "model_runner_kv_cache_mixin.py"
-    text = mixin.read_text()
-    assert _BUDGET in text
-    mixin.write_text(text.replace(_BUDGET, f"{_BUDGET}        rest_memory = {clamp}\n", 1))
-    caps = _caps_json(tree)["caps"]
+    caps = _caps_json(_sample_with(tmp_path, f"rest_memory = {clamp}", _BUDGET, after=True))["caps"]
     assert isinstance(caps, list)
     reserves = [c for c in caps if c["category"] == "reserve"]
     if listed:
