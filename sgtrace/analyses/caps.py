@@ -188,7 +188,7 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
         return _cap(graph, node, "split", derived)
     if any(op == "min" for _, op in incoming):
         return _cap(graph, node, "min", derived)
-    if family and any(op == "max" for _, op in outside) and _lifts(code, node.label.rsplit(".", 1)[-1]):
+    if family and any(op == "max" for _, op in outside):
         return _cap(graph, node, "floor", derived)
     if _rounds(code) or any(u.kind == "call" and "align" in u.label for u, _ in incoming):
         return _cap(graph, node, "round", derived)
@@ -201,26 +201,6 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
     if family and not any(_in_family(graph, a) and a.kind != "return" for a in nx.ancestors(graph, node) & derived):
         return _cap(graph, node, "base", derived)
     return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _lifts(code: str, target: str) -> bool:
-    """Whether the statement's ``max(...)`` may raise *target* above what it was: some operand is neither
-    *target* itself nor a constant of zero or less (``max(n, 0)`` only keeps a budget that came out negative
-    from being used as one). A statement that does not parse alone is taken to."""
-    try:
-        tree = ast.parse(code.strip())
-    except SyntaxError:
-        return True
-    for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "max":
-            for arg in call.args:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, (int, float)) and arg.value <= 0:
-                    continue
-                if getattr(arg, "id", None) == target or getattr(arg, "attr", None) == target:
-                    continue
-                return True
-    return False
 
 
 @functools.lru_cache(maxsize=1024)
