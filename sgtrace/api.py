@@ -589,7 +589,7 @@ def _explained(
     from sgtrace.analyses.operator import BadInput, Want, build, inputs, read_runs
     from sgtrace.analyses.reached import read_paths
     from sgtrace.analyses.upgrade import ReleasePool
-    from sgtrace.graph.build import LOADS
+    from sgtrace.graph.build import LOADS, SIZING
     from sgtrace.graph.reach import REACH
 
     try:
@@ -617,8 +617,9 @@ def _explained(
         given = server.given(settings, version, strict_env=not only_inputs)
         code = Code(listing.files, prepared.index.identifiers.get if prepared.index is not None else None)
         loads = read_paths(traced.graph.graph.get(LOADS))
+        sized = read_paths(traced.graph.graph.get(SIZING))
         result, context = build(
-            listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given, code, loads
+            listing.files, sites, capped, budget, runs, settings, want or Want(), paths, given, code, loads, sized
         )
         code.forget()
     except BadInput as exc:

@@ -216,12 +216,13 @@ def test_the_order_of_start_up_is_read_from_each_release(tmp_path: Path) -> None
 def test_the_order_of_start_up_does_not_rest_on_the_search_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the reach search's bound raised, 0.5.23's diffusion pipeline (sglang/multimodal_gen, whose path
+    """With the searches' bounds raised, 0.5.23's diffusion pipeline (sglang/multimodal_gen, whose path
     sorts first) is found to reach the sizing too; the order is still the server's (sglang/srt), whose draft
     loads before the pool is sized."""
     from sgtrace.graph import reach
 
     monkeypatch.setattr(reach, "MAX_SEARCHED", 150)
+    monkeypatch.setattr(reach, "MAX_SIZING_SEARCHED", 2 * reach.MAX_SIZING_SEARCHED)
     log = _journal(tmp_path, "eagle3 journal (a draft after the target's graphs)")
     code, data, _ = _explain(releases.NEWEST, "--log", str(log), "--set", "mm_reservation_gb=0", "--cache-dir",
                              str(tmp_path / "cache"))  # fmt: skip
@@ -436,10 +437,13 @@ def test_the_caps_of_the_newest_release_are_decided_on_the_servers_way_in() -> N
     assert "draft_worker (--set draft_worker=VALUE)" not in reasons
 
 
-@pytest.mark.parametrize(("version", "draft_first"), [("0.5.14", False), ("0.5.16", True)])
+@pytest.mark.parametrize(("version", "draft_first"), [("0.5.13.post1", False), ("0.5.14", True)])
 def test_a_benchmarks_order_of_start_up_is_not_the_servers(tmp_path: Path, version: str, draft_first: bool) -> None:
-    """0.5.14's sglang/bench_one_batch.py builds the draft before the pool is sized; its server does not (0.5.16's
-    scheduler does): the order is read from the program's way in, never from a benchmark's module."""
+    """0.5.14's sglang/bench_one_batch.py sizes the pool right after its one runner's weights (bench_one_batch.py:
+    325-326); its server builds the draft's worker first (scheduler.py:861 and 865, then init_memory_pools at
+    868; the early sizing at 864 is a frozen-KV MTP draft's only): the order is read from the program's way in,
+    with the run's speculative algorithm, never from a benchmark's module. 0.5.13.post1 sizes the pool inside the
+    target's runner (model_runner.py:784), before the draft's worker is built."""
     from tests.journals import SHAPES, journal
 
     log = tmp_path / "journal"
@@ -448,6 +452,8 @@ def test_a_benchmarks_order_of_start_up_is_not_the_servers(tmp_path: Path, versi
     assert code == 0 and round(data["kv_budget_gb"], 2) == (9.48 if draft_first else 10.43)
     origin = data["origins"].get("avail_at_sizing_gb", "")
     assert ("sglang/srt/managers/scheduler.py:" in origin) is draft_first and "bench" not in origin, origin
+    assert data["order"]["draft_first"] is draft_first
+    assert all(load.startswith("sglang/srt/") for load in data["order"]["loads_before"]), data["order"]
 
 
 def test_a_journal_filtered_of_its_pool_lines_does_not_show_the_draft_first(tmp_path: Path) -> None:

@@ -34,3 +34,24 @@ def test_another_programs_way_in_is_taken_when_it_is_the_only_one() -> None:
     order = loads_before_sizing(Code([]), [SIZING], alone, LOADS)
     assert order is not None and not order.draft_first
     assert [load.where for load in order.before] == ["pkg/gen/pipeline.py:5"]
+
+
+def test_a_way_in_under_a_condition_false_for_the_run_is_not_taken() -> None:
+    """The server sizes the pool early (line 13, between the two loads) only for another speculative algorithm:
+    for a run whose condition is false that way is not taken, and the draft (line 15) loads before the sizing
+    at line 20; unknown, the early way stands (the least loads)."""
+    early = Call("pkg/srt/server.py", "Server.start", 13, ("self.spec.is_frozen()",))
+    reach = Paths({**REACH.callers, SIZING: (REACH.callers[SIZING][0], early)})
+
+    def holds(value: bool | None):  # type: ignore[no-untyped-def]
+        return lambda text, path, line: (value if text == "self.spec.is_frozen()" else None, "spec")
+
+    for value, draft_first in ((False, True), (None, False), (True, False)):
+        order = loads_before_sizing(Code([]), [SIZING], reach, LOADS, holds(value))
+        assert order is not None and order.draft_first is draft_first, (value, order)
+    # a load under a condition false for the run is no load
+    unloaded = Paths({**LOADS.callers, ("pkg/srt/runner.py", "Runner.load"): (
+        Call("pkg/srt/server.py", "Server.start", 12, ()), Call("pkg/srt/server.py", "Server.start", 15, ("draft",)),
+    )})  # fmt: skip
+    order = loads_before_sizing(Code([]), [SIZING], REACH, unloaded, lambda text, path, line: (False, ""))
+    assert order is not None and [load.where for load in order.before] == ["pkg/srt/server.py:12"]

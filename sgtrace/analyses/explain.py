@@ -528,7 +528,7 @@ def statuses(
     """Each cap with its status for this run (see :func:`_status`); a condition the facts do not decide is
     evaluated by *resolve* (the release's code, for the run) where it is. *through* are functions the run is
     known to have gone through (those that hold the statements of the formula that predicted its pool)."""
-    holds = _holds(facts, paths, resolve)
+    holds = holds_for(facts, paths, resolve)
     # the log shows the pool got its value where the base write is, when one function holds it
     bases = {(cap.path, cap.function) for cap in caps if cap.category == "base" and cap.function}
     base: frozenset[Key] = frozenset(bases if len(bases) == 1 else ()) | frozenset(through)
@@ -541,7 +541,7 @@ def unreached(
 ) -> Callable[[str, int], str]:
     """Why the run does not reach a place ("" when it may): the calls into its function (*function_of*: the
     function holding a place) are all decided false with *facts*, or *resolve* where those do not decide."""
-    reach = Reach(paths, _holds(facts, paths, resolve), frozenset())
+    reach = Reach(paths, holds_for(facts, paths, resolve), frozenset())
 
     def why(path: str, line: int) -> str:
         key = function_of(path, line)
@@ -553,7 +553,7 @@ def unreached(
     return why
 
 
-def _holds(facts: Mapping[str, Any], paths: Paths | None, resolve: Resolve | None) -> Holds:
+def holds_for(facts: Mapping[str, Any], paths: Paths | None, resolve: Resolve | None) -> Holds:
     """Whether a condition holds for the run: by *facts*, else by *resolve* (the release's code, for the run)."""
     constants = paths.constants if paths is not None else {}
 

@@ -33,6 +33,7 @@ from sgtrace.analyses.explain import (
     evaluate,
     explain,
     fact,
+    holds_for,
     imply,
     multiplied,
     quantity_of,
@@ -146,13 +147,15 @@ def build(
     given: Given | None = None,
     code: Code | None = None,
     loads: Paths | None = None,
+    sized: Paths | None = None,
 ) -> tuple[Explanation, Context]:
     """Explain the chosen start-up (or the operator's figures alone) with the release's formula; see the module doc.
 
     *paths* are the calls that reach the caps' functions (the graph's ``reach``), for the caps' statuses;
     *given* is what the operator gave besides the log (its ``settings`` are *settings*); *code* the tree's
     files for the evaluator (read on demand); *loads* the calls that run the weight loads (the graph's
-    ``loads``), for the order of start-up.
+    ``loads``) and *sized* the calls that run the functions sizing the pool (the graph's ``sizing``; else
+    *paths*), for the order of start-up.
     """
     given = dataclasses.replace(given or Given(), settings=settings)
     texts = mentioning(files, budget)  # read once, searched twice
@@ -163,7 +166,11 @@ def build(
     inputs = gather(chosen, given, args, budget)
     known, origins = inputs.known, dict(inputs.origins)
     code = code or Code(files)
-    order = loads_before_sizing(code, _functions(code, sites), paths, loads)
+    # the order of start-up for this run: its conditions (the speculative algorithm) with the facts so far
+    early = resolver(code, sites, known, origins, args, chosen, given)
+    up = sized if sized is not None else paths
+    holds = holds_for(known, up, early) if up is not None else None
+    order = loads_before_sizing(code, _functions(code, sites), up, loads, holds)
     draft_before = _draft_before(order, chosen, known)
     if draft_before is not None and AT_SIZING not in known:
         after, (draft, line) = known["avail_after_weights_gb"], draft_before

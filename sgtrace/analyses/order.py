@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sgtrace.analyses.evaluate import Code, chain_of
-from sgtrace.analyses.reached import Call, Key, Paths
+from sgtrace.analyses.reached import Call, Holds, Key, Paths
 from sgtrace.model import SourceFile
 from sgtrace.parse import read_bytes
 from sgtrace.run.messages import by_name, known
@@ -85,12 +85,17 @@ def loaders(files: Sequence[SourceFile]) -> list[Key]:
     return found
 
 
-def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | None, loads: Paths | None) -> Order | None:
+def loads_before_sizing(
+    code: Code, functions: Sequence[Key], reach: Paths | None, loads: Paths | None, holds: Holds | None = None
+) -> Order | None:
     """The order of start-up before the formula's first sizing function (*functions*: the formula's, in the
     order of its statements), None when it cannot be read (no recorded load, no recorded way in).
 
     A class built through a factory (``cls = algorithm.create_worker(); cls(...)``) is a load when a class
-    the factory returns loads weights when built."""
+    the factory returns loads weights when built. With *holds* (the run's conditions, evaluated), a call whose
+    condition is false for the run is no way in and no load: a release that sizes the target's pool early
+    only for another speculative algorithm (``if spec_algorithm.is_frozen_kv_mtp(): ...``) sizes it, for
+    this run, where its other way says."""
     if reach is None or loads is None or not functions:
         return None
     leading: dict[Key, list[Call]] = {}
@@ -101,7 +106,7 @@ def loads_before_sizing(code: Code, functions: Sequence[Key], reach: Paths | Non
         for call in calls:
             leading.setdefault((call.path, call.function), []).append(call)
     loading = {key[1].rsplit(".", 2)[-2] for key in loads.callers if key[1].endswith(".__init__")}
-    ways = _Ways(reach, leading, _Factories(code, loading))
+    ways = _Ways(reach, leading, _Factories(code, loading), holds)
     for key in dict.fromkeys(functions):
         # what runs first, from the first entry that is the program's: a benchmark's, an example's or a
         # test's way in builds the same workers in its own order, which says nothing of the program's; nor
@@ -138,10 +143,13 @@ MAX_WAYS = 64
 
 
 class _Ways:
-    def __init__(self, reach: Paths, leading: dict[Key, list[Call]], factories: _Factories) -> None:
+    def __init__(
+        self, reach: Paths, leading: dict[Key, list[Call]], factories: _Factories, holds: Holds | None
+    ) -> None:
         self.reach = reach
         self.leading = leading
         self.factories = factories
+        self.holds = holds
         self._memo: dict[Key, list[_Way]] = {}
 
     def up(self, key: Key, stack: tuple[Key, ...]) -> list[_Way]:
@@ -156,6 +164,8 @@ class _Ways:
             return [_Way(key, (), ())]
         found: list[_Way] = []
         for call in callers:
+            if not self._runs(call):
+                continue
             here = tuple(self._before(call))
             for above in self.up((call.path, call.function), (*stack, key)):
                 found.append(_Way(above.root, (*above.lines, call.line), (*above.loads, *here)[:MOST]))
@@ -166,9 +176,16 @@ class _Ways:
 
     def _before(self, call: Call) -> list[Load]:
         """The calls of *call*'s function, before it, that lead to a weight load (one a line)."""
-        lines = {c.line for c in self.leading.get((call.path, call.function), ()) if c.line < call.line}
+        leading = self.leading.get((call.path, call.function), ())
+        lines = {c.line for c in leading if c.line < call.line and self._runs(c)}
         lines.update(self.factories.builds(call.path, call.function, call.line))
         return [Load(f"{call.path}:{line}", call.function) for line in sorted(lines)]
+
+    def _runs(self, call: Call) -> bool:
+        """Whether *call* may run for the run: none of its conditions is known to be false."""
+        if self.holds is None:
+            return True
+        return not any(self.holds(text, call.path, call.line)[0] is False for text in call.guard)
 
 
 class _Factories:

@@ -9,7 +9,7 @@ import networkx as nx
 
 from sgtrace.engine import SGLANG, Engine
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
-from sgtrace.graph.reach import REACH, reach, search
+from sgtrace.graph.reach import REACH, reach, search, sizing
 from sgtrace.graph.slicer import Slicer
 from sgtrace.index.exprs import distinct
 from sgtrace.index.project import Project
@@ -63,6 +63,7 @@ def build(
         slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
         if loads:
             slicer.graph.graph[LOADS] = search(slicer.calls, list(loads))
+            slicer.graph.graph[SIZING] = sizing(slicer.calls, slicer.graph)
     slicer.finish()
     return slicer
 
@@ -70,6 +71,9 @@ def build(
 #: Graph attribute: the calls that run the functions loading the weights, up to the tree's entry points (the
 #: shape of ``REACH``).
 LOADS = "loads"
+#: Graph attribute: the calls that run the functions where the pool is sized (every knob's budget site), up to
+#: the tree's entry points (the shape of ``REACH``, on a bound of its own).
+SIZING = "sizing"
 
 
 #: Graph attribute: [owner, caller, callee, line] for methods of one class that call each other

@@ -54,6 +54,8 @@ REACH = "reach"
 STEP_KINDS = frozenset({"write", "local", "field", "return"})
 #: At most this many functions and classes have their callers searched ...
 MAX_SEARCHED = 100
+#: ... (the sizing's own search, :func:`sizing`, this many: it follows every way in, not the first ones) ...
+MAX_SIZING_SEARCHED = 400
 #: ... at most this many calls up from a step's function ...
 MAX_DEPTH = 12
 #: ... and only when the name is called in at most this many modules (a helper called from everywhere is
@@ -75,12 +77,15 @@ def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, obje
 
 
 def search(
-    calls: CallIndex, start: list[_Key], guards: Iterable[tuple[str, tuple[str, ...]]] = ()
+    calls: CallIndex,
+    start: list[_Key],
+    guards: Iterable[tuple[str, tuple[str, ...]]] = (),
+    most: int = MAX_SEARCHED,
 ) -> dict[str, object]:
     """The ``REACH`` data from the functions *start* ((path, qualname)) up; *guards* ((path, conditions))
     are other conditions whose constants are wanted too. A method whose name is called from too many modules to
     search still has its calls from its own class family searched (``self.m()``)."""
-    found = _Search(calls)
+    found = _Search(calls, most)
     found.run(start)
     rows = [r for made in (*found.callers.values(), *found.built.values()) for r in made]
     return {
@@ -104,6 +109,30 @@ def candidates(graph: nx.DiGraph, attribute: str) -> list[_Key]:
     matching calls, off other quantities' provenance) downstream of a knob combined with something and
     upstream of the pool's writes, and guarded writes that replace the pool.
     """
+    pool, upstream, copies, combined = _knobs_combined(graph)
+    derived = reachable(graph, combined - copies)
+    found = {p for p in derived & upstream if p.kind in STEP_KINDS}
+    found |= {
+        p
+        for p in upstream - derived
+        if p.kind in ("write", "local") and graph.nodes[p].get("guard") and _pool(graph, p, attribute)
+    }
+    return sorted({(p.path, str(graph.nodes[p]["function"])) for p in found if graph.nodes[p].get("function")})
+
+
+def sizing(calls: CallIndex, graph: nx.DiGraph) -> dict[str, object]:
+    """The ``REACH`` data searched up from the functions where a knob (or its copy) first meets something on
+    the way to the pool's writes: every knob's budget site, where the pool is sized. On a bound of its own:
+    ``REACH``'s, spent on every cap's function breadth first, may stop short of the scheduler that calls the
+    sizing, and the order of start-up is read from the sizing up."""
+    _, _, _, combined = _knobs_combined(graph)
+    start = sorted({(p.path, str(graph.nodes[p]["function"])) for p in combined if graph.nodes[p].get("function")})
+    return search(calls, start, most=MAX_SIZING_SEARCHED)
+
+
+def _knobs_combined(graph: nx.DiGraph) -> tuple[set[Point], set[Point], set[Point], set[Point]]:
+    """(the pool's writes, what is upstream of them, the knobs and their copies, the points where a knob or
+    its copy meets something on the way to the pool)."""
     pool, core = pool_writes(graph)
     upstream = reachable(graph, core, downstream=False) | pool
     copies = {p for p in graph.nodes if p.kind in ("knob", "env")}
@@ -114,14 +143,7 @@ def candidates(graph: nx.DiGraph, attribute: str) -> list[_Key]:
                 copies.add(successor)
                 stack.append(successor)
     combined = {v for u in copies for _, v, op in graph.out_edges(u, data="op") if op not in COPIES} & upstream
-    derived = reachable(graph, combined - copies)
-    found = {p for p in derived & upstream if p.kind in STEP_KINDS}
-    found |= {
-        p
-        for p in upstream - derived
-        if p.kind in ("write", "local") and graph.nodes[p].get("guard") and _pool(graph, p, attribute)
-    }
-    return sorted({(p.path, str(graph.nodes[p]["function"])) for p in found if graph.nodes[p].get("function")})
+    return pool, upstream, copies, combined
 
 
 def _pool(graph: nx.DiGraph, point: Point, attribute: str) -> bool:
@@ -135,8 +157,9 @@ def _pool(graph: nx.DiGraph, point: Point, attribute: str) -> bool:
 class _Search:
     """Breadth first up the calls, within the bounds; what was found, by function and by class."""
 
-    def __init__(self, calls: CallIndex) -> None:
+    def __init__(self, calls: CallIndex, most: int = MAX_SEARCHED) -> None:
         self.calls = calls
+        self.most = most
         self.project = calls.project
         self.modules = {source.path: name for name, source in self.project.files.items()}
         #: Every function met -> its class ("" for none); callers only for those searched.
@@ -162,11 +185,11 @@ class _Search:
             frontier = following  # at MAX_DEPTH nothing is searched, so nothing follows
 
     def _bounded(self, depth: int) -> bool:
-        return depth < MAX_DEPTH and len(self.callers) + len(self.built) < MAX_SEARCHED
+        return depth < MAX_DEPTH and len(self.callers) + len(self.built) < self.most
 
     def _open(self, depth: int, name: str) -> bool:
         """Whether the callers of *name* are searched: within the bounds, and not called from everywhere."""
-        if depth >= MAX_DEPTH or len(self.callers) + len(self.built) >= MAX_SEARCHED:
+        if depth >= MAX_DEPTH or len(self.callers) + len(self.built) >= self.most:
             return False
         mentions = len(self.project.identifiers().get(name, ()))  # an upper bound, without a regex over them
         return mentions <= MAX_CALLING_MODULES or (

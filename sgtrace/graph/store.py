@@ -94,6 +94,7 @@ _GRAPH: dict[str, Callable[[Any], bool]] = {
     "attribute": _of(str), "truncated": _of(bool), "errors": _rows(str, int, str), "calls": _rows(str, str, str, int),
     "reach": lambda value: isinstance(value, dict),  # read field by field where it is used (analyses.reached)
     "loads": lambda value: isinstance(value, dict),  # the same shape, read the same way
+    "sizing": lambda value: isinstance(value, dict),  # the same shape, read the same way
 }  # fmt: skip
 
 

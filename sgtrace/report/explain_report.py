@@ -149,6 +149,14 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "assumed": list(result.assumptions),
         "origins": {**{name: f"worked out: {how}" for name, how in result.worked.items()}, **context.origins},
         "notes": list(context.notes),
+        # the release's order of start-up for this run: the weight loads before the pool is sized
+        "order": None
+        if context.order is None
+        else {
+            "sizing": context.order.sizing,
+            "loads_before": [load.where for load in context.order.before],
+            "draft_first": context.order.draft_first,
+        },
     }
     if context.what_if is not None:
         wanted = context.what_if
