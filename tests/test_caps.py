@@ -299,3 +299,35 @@ def test_a_reservation_clamped_at_zero_is_a_reservation(tmp_path: Path, clamp: s
         assert reserve["code"] == f"rest_memory = {clamp}" and reserve["knobs"] == ["server_args.scratch_gb"]
     else:
         assert reserves == [] and len(caps) == len(_caps_json(SAMPLE)["caps"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("statements", "listed"),
+    [
+        # per-request state for as many requests as the budget admits, taken off it (0.5.23's DSV4 configurator,
+        # pool_configurator.py: available_bytes_for_tokens = max(available_bytes - fixed_bytes, 0))
+        (
+            (
+                "requests = min(rest_memory // 3, self.server_args.max_running_requests)",
+                "slots = requests + 1",
+                "fixed = slots * 2",
+                "left = max(rest_memory - fixed, 0)",
+            ),
+            True,
+        ),
+        # a share of the budget taken off it: what is left is the other share, a split of the budget (no reserve)
+        (("share = rest_memory * 0.25", "left = rest_memory - share"), False),
+    ],
+)
+def test_a_reservation_the_budget_itself_sizes_is_a_reservation(
+    tmp_path: Path, statements: tuple[str, ...], listed: bool
+) -> None:
+    """Both operands of the subtraction come from the budget: a fixed state sized for what the budget admits (the
+    requests it holds, capped, their slots, their bytes) is a reservation (the issue's DSV4 one); a share of the
+    budget (within two steps of it by a product or a quotient) is not."""
+    body = "\n        ".join((*statements, "rest_memory = left"))
+    caps = _caps_json(_sample_with(tmp_path, body, _BUDGET, after=True))["caps"]
+    assert isinstance(caps, list)
+    reserves = [c["code"] for c in caps if c["category"] == "reserve"]
+    assert ("left = max(rest_memory - fixed, 0)" in reserves) is listed, reserves
+    assert "left = rest_memory - share" not in reserves

@@ -114,6 +114,9 @@ def test_newest_caps_in_the_configurators(tmp_path: Path) -> None:
         result, pools, _line(root, pools, "available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)")
     )
     assert scratch.category == "reserve"
+    # the DSV4 configurator's per-request state, sized for the requests the budget admits (issue 52)
+    state = _at(result, pools, _line(root, pools, "available_bytes_for_tokens = max(available_bytes - fixed_bytes, 0)"))
+    assert state.category == "reserve" and state.function == "DSV4PoolConfigurator.calculate_pool_sizes", state
 
 
 def test_explain_reproduces_the_operators_figure_on_0_5_9(tmp_path: Path) -> None:

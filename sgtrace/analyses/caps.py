@@ -182,6 +182,8 @@ def _classify(graph: nx.DiGraph, node: Point, derived: set[Point]) -> Cap | None
         return None  # the pool another component worked out, copied: a flow, not a step that moves it
     if any(op == "sub" for _, op in outside) and not family:
         return _cap(graph, node, "reserve", derived)
+    if not family and _reserved_for_what_it_admits(graph, incoming, derived):
+        return _cap(graph, node, "reserve", derived)
     if any(op == "reduce" for _, op in incoming):
         return _cap(graph, node, "reduce", derived)
     if _shared_out(graph, node, outside, code) or _proportional(graph, node, incoming, derived):
@@ -223,6 +225,17 @@ def _proportional(graph: nx.DiGraph, node: Point, incoming: list[tuple[Point, st
         return False
     shares = [u for u, op in incoming if op == "div"]
     return any(u in derived and _in_family(graph, u) for u in shares) and any(u not in derived for u in shares)
+
+
+def _reserved_for_what_it_admits(graph: nx.DiGraph, incoming: list[tuple[Point, str]], derived: set[Point]) -> bool:
+    """``left = max(budget - fixed, 0)`` where *fixed* is itself worked out from the budget (state for as many
+    requests as the budget admits): every operand of the subtraction comes from the budget, and none is a share
+    of another (``total - total * ratio`` is a split, not a reservation)."""
+    operands = [u for u, op in incoming if op == "sub"]
+    if len(operands) < 2 or not all(u in derived for u in operands):
+        return False
+    shares = {v for u in operands for v, op in _upstream(graph, u, 2) if op in ("mul", "div", "floordiv")}
+    return not any(u in shares for u in operands)
 
 
 def _attribute(graph: nx.DiGraph) -> str:
