@@ -1098,3 +1098,28 @@ def test_without_the_model_what_its_config_decides_asks_for_the_config(tmp_path:
         "arch(self.model_config.hf_config) == 'V4'", "noconf/runner.py", 9
     )
     assert isinstance(known, Known) and known.value is True, known
+
+
+def test_what_the_program_would_raise_is_unknown_and_the_evaluators_own_error_goes_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operation that fails as the program would (``None + 1``, ``{}["k"]``, ``int("x")``, a spread of a
+    number, an unhashable key, a method a value lacks) is unknown; an exception of the evaluator's own code is
+    never taken for one: it goes up (an internal error for the user, a failure here)."""
+    root = _package(tmp_path, "raises")
+    (root / "m.py").write_text(
+        "N = None\nD = {}\nA = N + 1\nB = D['k']\nC = int('x')\nE = [*3]\nF = {[1]: 2}\nG = 1 / 0\nH = -'s'\n"
+        "M = [3]\nM.append(1)\nI = 3\nI.append(1)\nOK = len('abc')\n"
+    )
+    evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
+    assert evaluator.at("OK", "raises/m.py", 14).value == 3  # the module runs on past each failure
+    assert evaluator.at("M", "raises/m.py", 14).value == [3, 1]
+    for name in ("A", "B", "C", "E", "F", "G", "H", "I"):
+        assert isinstance(evaluator.at(name, "raises/m.py", 14), Unknown), name
+
+    def broken(self: Evaluator, name: str, scope: object) -> Value:
+        raise KeyError("the evaluator's own bug")
+
+    monkeypatch.setattr(Evaluator, "_name", broken)
+    with pytest.raises(KeyError, match="own bug"):
+        Evaluator(Code(discover(str(tmp_path)).files), Facts()).at("OK", "raises/m.py", 14)

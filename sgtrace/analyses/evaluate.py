@@ -810,9 +810,12 @@ class Evaluator:
 
     # -- expressions ---------------------------------------------------------------------------------
     def expr(self, node: ast.expr, scope: _Scope) -> Value:
+        """*node*'s value. An operation on the program's values that fails as it would when the program runs
+        (``_Raises``), or code nested past Python's recursion limit, is unknown; any other exception is the
+        evaluator's own error and goes up (an internal error for the user, a failure under the tests)."""
         try:
             return self._expr(node, scope)
-        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError, RecursionError):
+        except (_Raises, RecursionError):
             return Unknown((_text(node),))
 
     def _expr(self, node: ast.expr, scope: _Scope) -> Value:
@@ -831,7 +834,7 @@ class Evaluator:
             unary: dict[type, Callable[[Any], Any]] = {
                 ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.inv
             }  # fmt: skip
-            return Known(unary[type(node.op)](operand.value), operand.why)
+            return Known(_as_run(unary[type(node.op)], operand.value), operand.why)
         if isinstance(node, ast.BoolOp):
             return self._bool(node, scope)
         if isinstance(node, ast.Compare):
@@ -916,9 +919,10 @@ class Evaluator:
             value = self.expr(element.value if isinstance(element, ast.Starred) else element, scope)
             if isinstance(value, Unknown):
                 return Unknown(value.needs)  # not the value read again: a collection holding it
-            items.extend(value.value) if spread else items.append(value.value)
+            items.extend(_as_run(list, value.value)) if spread else items.append(value.value)
             why += value.why
-        made: Any = items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else set(items)
+        made: Any = items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else None
+        made = _as_run(set, items) if made is None else made
         return Known(made, tuple(dict.fromkeys(why)))
 
     def _dict(self, node: ast.Dict, scope: _Scope) -> Value:
@@ -928,12 +932,12 @@ class Evaluator:
             if isinstance(value, Unknown):
                 return Unknown(value.needs)
             if key_node is None:
-                made.update(value.value)
+                _as_run(made.update, value.value)
                 continue
             key = self.expr(key_node, scope)
             if isinstance(key, Unknown):
                 return key
-            made[key.value] = value.value
+            _as_run(made.__setitem__, key.value, value.value)
         return Known(made)
 
     # -- names and attributes ------------------------------------------------------------------------
@@ -1737,15 +1741,15 @@ class Evaluator:
             items = self._generated(node.args[0], scope, function in (any, all))
             if isinstance(items, Unknown):
                 return items
-            return Known(function(items.value), items.why)
+            return Known(_as_run(function, items.value), items.why)
         evaluated = self._arguments(node, scope)
         if isinstance(evaluated, Unknown):
             return evaluated
         args, kwargs = evaluated
         values = []
         for a, v in zip(node.args, args, strict=True):
-            values.extend(v.value) if isinstance(a, ast.Starred) else values.append(v.value)
-        result = function(*values, **{k: v.value for k, v in kwargs.items()})
+            values.extend(_as_run(list, v.value)) if isinstance(a, ast.Starred) else values.append(v.value)
+        result = _as_run(function, *values, **{k: v.value for k, v in kwargs.items()})
         return Known(result, tuple(dict.fromkeys(w for v in args for w in v.why)))
 
     def _generated(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp, scope: _Scope, lazy: bool) -> Value:
@@ -1757,7 +1761,7 @@ class Evaluator:
         iterable = self.expr(generator.iter, scope)
         if isinstance(iterable, Unknown):
             return iterable
-        items = list(iterable.value)[:MAX_ITEMS]
+        items = _as_run(list, iterable.value)[:MAX_ITEMS]
         out = []
         needs: list[str] = []
         env = dict(scope.env or {})
@@ -2244,8 +2248,12 @@ class Evaluator:
         if isinstance(before, Unknown) or any(isinstance(a, Unknown) for a in args):
             env[receiver.id] = Unknown((receiver.id,))
             return
-        copy = type(before.value)(before.value)
-        getattr(copy, method)(*(a.value for a in args if isinstance(a, Known)))
+        try:
+            copy = _as_run(type(before.value), before.value)
+            _as_run(getattr(copy, method, _no_method), *(a.value for a in args if isinstance(a, Known)))
+        except _Raises:  # the program would fail here: what the name holds after it is not known
+            env[receiver.id] = Unknown((receiver.id,))
+            return
         env[receiver.id] = Known(copy, before.why)
 
 
@@ -2668,7 +2676,7 @@ def _apply(function: Callable[[Any, Any], Any], left: Value, right: Value) -> Va
         return Unknown(tuple(dict.fromkeys(needs)))
     if _too_large(function, left.value, right.value):
         return Unknown(("a value too large to follow",))
-    result = function(left.value, right.value)
+    result = _as_run(function, left.value, right.value)
     if isinstance(result, (str, list, tuple, set, dict)) and len(result) > _MAX_SIZE:
         return Unknown(("a value too large to follow",))
     return Known(result, tuple(dict.fromkeys((*left.why, *right.why))))
@@ -2778,7 +2786,29 @@ def _truthy(value: Value, needs: list[str]) -> bool:
 
 
 def _unknown_op(left: Any, right: Any) -> Any:
-    raise TypeError("an operator the evaluator does not follow")
+    raise _Raises("an operator the evaluator does not follow")
+
+
+class _Raises(Exception):
+    """An operation on the program's values fails as it would when the program runs (``None + 1``,
+    ``{}["k"]``, ``int("x")``): the value is unknown. Raised only by :func:`_as_run`, so that an exception of
+    the evaluator's own is never taken for one."""
+
+
+#: What an operation on the program's values may raise, as the program would.
+_PROGRAM_ERRORS = (TypeError, ValueError, ArithmeticError, LookupError, AttributeError)
+
+
+def _as_run(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """*function* applied to values of the program, its failure as the program's (``_Raises``)."""
+    try:
+        return function(*args, **kwargs)
+    except _PROGRAM_ERRORS as exc:
+        raise _Raises(f"{type(exc).__name__}: {exc}") from None
+
+
+def _no_method(*args: Any) -> Any:
+    raise _Raises("no such method")
 
 
 def _env_value(kind: str, text: str, default: Any) -> Any:
