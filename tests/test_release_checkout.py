@@ -170,3 +170,43 @@ def test_explain_of_a_journal_equals_the_package(layout: tuple[Path, Path], cach
     got = json.loads(json.dumps(explained(tree)).replace("python/sglang/", "sglang/"))
     assert expected["runs"] and expected["caps"]
     assert got == expected
+
+
+#: Every SGLang release the suite names (the span's are read by tests/test_history_releases.py).
+_NAMED = [v for v in releases.fixed_versions() if v not in (releases.MIDDLE, releases.NEWEST)]
+
+
+@pytest.mark.parametrize("version", _NAMED)
+def test_a_checkout_of_each_named_release_explains_as_its_wheel(version: str, tmp_path: Path) -> None:
+    """A git checkout built from the release's wheel (the package under python/, its pyproject.toml, one
+    commit) gives the wheel's caps, statuses, formula, pool, tokens and order of start-up for a journal with an
+    EAGLE3 draft: only the paths' python/ prefix differs (MIDDLE and NEWEST: the test above, with more around)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from sgtrace.cli import cli
+    from tests.journals import SHAPES, journal
+
+    package = releases.release(version)
+    tree = checkout.build(package, tmp_path / "sglang")
+    checkout.git(tree, "init", "-q")
+    checkout.git(tree, "add", "-A")
+    checkout.git(tree, "commit", "-q", "-m", f"sglang {version}")
+    log = tmp_path / "journal"
+    log.write_text("\n".join(journal(SHAPES["eagle3 journal (a draft after the target's graphs)"])) + "\n")
+
+    def explained(root: Path) -> dict[str, Any]:
+        args = ["explain", str(root), "--log", str(log), "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, (version, root, result.stderr)
+        data: dict[str, Any] = json.loads(result.stdout)
+        data.pop("root")
+        return data
+
+    expected = explained(package)
+    got = json.loads(json.dumps(explained(tree)).replace("python/sglang/", "sglang/"))
+    assert expected["kv_budget_gb"] is not None and expected["steps"], (version, expected["missing"])
+    for field in ("caps", "steps", "kv_budget_gb", "predicted_tokens", "cell", "order", "inputs", "missing"):
+        assert got[field] == expected[field], (version, field)
+    assert got == expected
