@@ -187,7 +187,7 @@ NEIGHBOURS = (
     *("0.4.2.post2", "0.5.2", "0.5.8", "0.5.9", "0.5.10.post1", "0.5.12"),
     *("0.5.13.post1", "0.5.15", "0.5.15.post1", "0.5.17", "0.5.19"),
 )
-#: The evaluator costs 1-20 s a release: on these 21, 174 s of CPU (323 s on a loaded 2-core machine); on all 38
+#: The evaluator costs 1-20 s a release: on these 21, 174 s of CPU (323 s on a loaded 2-core machine); on all 31
 #: the suite fetches it would take about twice that. bench/release_table.py asks it on every release.
 EVALUATED = sorted({*CHANGE_POINTS, *NEIGHBOURS, releases.NEWEST}, key=_key)
 
