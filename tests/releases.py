@@ -25,9 +25,10 @@ OLDEST = "0.4.6"
 EARLY_05 = "0.5.2"
 MIDDLE = "0.5.9"
 NEWEST = "0.5.23"
-#: The releases read beside those: the newest but one (0.5.19), a release whose draft loads after the
-#: target's pool (0.5.14) and one whose draft loads before it (0.5.16), the first after MIDDLE (0.5.10).
-OTHERS = ("0.5.10", "0.5.14", "0.5.16", "0.5.19")
+#: The releases read beside those: the newest but one (0.5.19), the first after MIDDLE (0.5.10), and the
+#: change points of tests/release_table.py (0.4.0 ... 0.5.18; 0.5.14 is the first whose draft loads before the
+#: target's pool is sized).
+OTHERS = ("0.4.0", "0.4.1.post4", "0.5.3.post2", "0.5.7", "0.5.10", "0.5.11", "0.5.14", "0.5.16", "0.5.18", "0.5.19")
 #: ``history``'s tests read every release the registry lists from MIDDLE to NEWEST.
 SPAN = f"sglang=={MIDDLE}..{NEWEST}"
 #: The real logs' manifest: each log is explained by the release its thread names (or ``run_against``).
