@@ -17,6 +17,7 @@ from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import SGLANG, Engine, engine_of
 from sgtrace.fetch import FetchError
+from sgtrace.identity import identify
 from sgtrace.index.findpass import RunOptions, TreeScan, scan_tree
 from sgtrace.model import (
     READ_KINDS,
@@ -135,7 +136,7 @@ def resolve_targets(
             notify(target.note)
         if not Path(target.path).exists():
             raise InputError(f"no such file or directory: {target.display}")
-        resolved.append(target)
+        resolved.append(dataclasses.replace(target, identity=identify(target)))
     return resolved
 
 
@@ -197,6 +198,7 @@ def _found(query: FindQuery, listed: Sequence[tuple[Target, Listing]], trees: Se
         errors=tuple(sorted(errors, key=lambda e: (e.path, e.line, e.message))),
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
+        trees=tuple(t.identity for t, _ in listed if t.identity is not None),
     )
 
 
@@ -395,7 +397,10 @@ def _traced(
     errors = sorted({*found.errors, *_graph_errors(graph)}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))
-    return TraceResult(query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed)
+    return TraceResult(
+        query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed,
+        prepared.target.identity,
+    )  # fmt: skip
 
 
 def _graph_errors(graph: Any) -> list[FileError]:
@@ -451,7 +456,7 @@ def _caps_of(prepared: _Prepared, budget: str, options: RunOptions) -> CapsResul
             errors = tuple(from_json(e, FileError) for e in cached["errors"])
             return CapsResult(
                 query.attribute, budget, target.display, sites, found, errors, bool(cached["truncated"]),
-                prepared.found.shadowed,
+                prepared.found.shadowed, target.identity,
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached caps: {exc}", file=sys.stderr)
@@ -515,6 +520,7 @@ def _caps(traced: TraceResult, budget: str) -> CapsResult:
         traced.errors,
         traced.truncated,
         traced.shadowed,
+        traced.tree,
     )
 
 
