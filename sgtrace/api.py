@@ -17,7 +17,7 @@ from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import SGLANG, Engine, engine_of
 from sgtrace.fetch import FetchError
-from sgtrace.identity import identify
+from sgtrace.identity import identify, order
 from sgtrace.index.findpass import RunOptions, TreeScan, scan_tree
 from sgtrace.model import (
     READ_KINDS,
@@ -694,6 +694,7 @@ def diff(
     result = compare(
         before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
     )
+    result = dataclasses.replace(result, trees=(old.identity, new.identity), order=order(old.identity, new.identity))
     if log is None and not settings:
         return before, after, result
     given = settings or {}
@@ -750,6 +751,8 @@ def check(
         current = _caps_of(question, budget, options)
     now = current.caps if header.get("exits") else tuple(dataclasses.replace(c, exits=()) for c in current.caps)
     result = compare(recorded, now, sites, current.budget_sites, query.attribute, budget, current.errors)
+    written_on = header.get("tree")
+    result = dataclasses.replace(result, trees=(written_on, current.tree), order=order(written_on, current.tree))
     if log is None and not settings:
         return header, current, result
     given = settings or {}

@@ -215,14 +215,49 @@ def order(old: TreeIdentity | None, new: TreeIdentity | None) -> TreeOrder | Non
 def _by_ancestry(old: TreeIdentity, new: TreeIdentity) -> TreeOrder | None:
     """NEW before OLD when NEW's commit is an ancestor of OLD's in OLD's repository (and the other way)."""
     assert old.commit is not None and new.commit is not None
-    repository = old.root
-    if git_read(repository, "cat-file", "-e", f"{new.commit}^{{commit}}", timeout=GIT_SECONDS) is None:
+    holding = [r for r in (old.root, new.root) if os.path.isdir(r) and _holds(r, old.commit) and _holds(r, new.commit)]
+    if not holding:
         return None
+    repository = holding[0]
     if git_read(repository, "merge-base", "--is-ancestor", new.commit, old.commit, timeout=GIT_SECONDS) is not None:
         return TreeOrder(True, "ancestry", old.commit, new.commit)
     if git_read(repository, "merge-base", "--is-ancestor", old.commit, new.commit, timeout=GIT_SECONDS) is not None:
         return TreeOrder(False, "ancestry", old.commit, new.commit)
     return None
+
+
+def as_dict(tree: TreeIdentity) -> dict[str, Any]:
+    """The identity as JSON writes it (the ``"tree"`` field of an answer, a baseline's record of its tree)."""
+    return {
+        "display": tree.display, "root": tree.root, "kind": tree.kind, "commit": tree.commit,
+        "describe": tree.describe, "version": tree.version, "spec": tree.spec, "dirty": tree.dirty,
+        "dirty_files": tree.dirty_files,
+    }  # fmt: skip
+
+
+def from_dict(record: object) -> TreeIdentity:
+    """An identity :func:`as_dict` wrote; ValueError naming the field that is not of its type."""
+    if not isinstance(record, dict):
+        raise ValueError("tree: an object")
+    texts = {name: record.get(name) for name in ("display", "root", "kind")}
+    optional = {name: record.get(name) for name in ("commit", "describe", "version", "spec")}
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise ValueError(f"tree.{name}: a string")
+    for name, value in optional.items():
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"tree.{name}: a string or null")
+    dirty, files = record.get("dirty", False), record.get("dirty_files", 0)
+    if not isinstance(dirty, bool):
+        raise ValueError("tree.dirty: true or false")
+    if not isinstance(files, int) or isinstance(files, bool) or files < 0:
+        raise ValueError("tree.dirty_files: a count")
+    return TreeIdentity(**texts, **optional, dirty=dirty, dirty_files=files)  # type: ignore[arg-type]
+
+
+def _holds(repository: str, sha: str) -> bool:
+    """Whether *repository* has the commit *sha*."""
+    return git_read(repository, "cat-file", "-e", f"{sha}^{{commit}}", timeout=GIT_SECONDS) is not None
 
 
 def _version_keys(one: str, other: str) -> tuple[Any, Any]:

@@ -192,3 +192,47 @@ def test_the_sample_is_named_as_the_sample(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr("sgtrace.sources.installed_package", lambda name: None)
     _, out, _ = _invoke("find", "max_total_num_tokens", "--no-cache")
     assert out.splitlines()[0] == "writes of .max_total_num_tokens in <sample> (the sample shipped with sgtrace)"
+
+
+def test_diff_says_when_new_is_older_than_old(repo: Path, tmp_path: Path) -> None:
+    older = tmp_path / "older"
+    _git(tmp_path, "clone", "-q", str(repo), str(older))
+    _git(older, "checkout", "-q", "v0.5.9")
+    first, head = _git(repo, "rev-parse", "v0.5.9"), _git(repo, "rev-parse", "HEAD")
+    code, out, err = _invoke("diff", str(repo), str(older), "--no-cache")
+    note = (
+        f"sgtrace: note: NEW ({older}) is older than OLD ({repo}): its commit {first[:12]} is an ancestor of"
+        f" {head[:12]}; what is 'added' and 'removed' runs backwards in time"
+    )
+    assert code == 0 and note in err.splitlines()
+    assert out.splitlines()[0].endswith(f"-> {older} (commit {first[:12]}, v0.5.9, version 0.5.9)")
+    _, out, err = _invoke("diff", str(older), str(repo), "--no-cache", "--format", "json")
+    payload = json.loads(out)
+    assert payload["order"] == {"new_is_older": False, "by": "ancestry", "old": first, "new": head}
+    assert (payload["trees"]["old"]["commit"], payload["trees"]["new"]["dirty_files"]) == (first, 1)
+    assert "older than" not in err
+    _, out, _ = _invoke("diff", str(older), str(repo), "--no-cache", "--format", "markdown")
+    assert f"- new: `{repo}` (commit {head[:12]}, v0.5.9-1-g{head[:7]}, version 0.5.10," in out
+    _, out, _ = _invoke("diff", str(older), str(repo), "--no-cache", "--format", "sarif")
+    (provenance,) = json.loads(out)["runs"][0]["versionControlProvenance"]
+    assert provenance["revisionId"] == head
+
+
+def test_the_baseline_records_its_tree_and_an_old_baseline_still_reads(repo: Path, tmp_path: Path) -> None:
+    baseline = tmp_path / "b.json"
+    code, _, _ = _invoke("check", str(repo), "--write-baseline", str(baseline), "--no-cache")
+    head = _git(repo, "rev-parse", "HEAD")
+    recorded = json.loads(baseline.read_text())
+    assert code == 0 and recorded["tree"]["commit"] == head and recorded["tree"]["kind"] == "checkout"
+    code, out, _ = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache", "--format", "json")
+    payload = json.loads(out)
+    assert code == 0 and payload["trees"]["old"]["commit"] == head and payload["order"] is None
+    del recorded["tree"]  # written by an sgtrace that did not record it
+    baseline.write_text(json.dumps(recorded))
+    code, out, _ = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache")
+    assert code == 0 and out.splitlines()[0].endswith(f"-> {repo} (commit {head[:12]}, v0.5.9-1-g{head[:7]},"
+                                                      " version 0.5.10, 1 .py file changed since the commit)")  # fmt: skip
+    recorded["tree"] = {"display": 1}
+    baseline.write_text(json.dumps(recorded))
+    code, _, err = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache")
+    assert code == 2 and "tree.display: a string" in err

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sgtrace.identity import as_dict
 from sgtrace.model import TreeIdentity, TreeOrder
 
 #: How many hex digits of a commit a line of text shows (JSON and SARIF carry it whole).
@@ -48,19 +49,7 @@ def _files(count: int) -> str:
 
 def payload(tree: TreeIdentity | None) -> dict[str, Any] | None:
     """The JSON ``"tree"`` field: every part of the identity, null where unknown."""
-    if tree is None:
-        return None
-    return {
-        "display": tree.display,
-        "root": tree.root,
-        "kind": tree.kind,
-        "commit": tree.commit,
-        "describe": tree.describe,
-        "version": tree.version,
-        "spec": tree.spec,
-        "dirty": tree.dirty,
-        "dirty_files": tree.dirty_files,
-    }
+    return as_dict(tree) if tree is not None else None
 
 
 def version_control(tree: TreeIdentity | None) -> list[dict[str, Any]]:
