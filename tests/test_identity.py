@@ -230,8 +230,8 @@ def test_the_baseline_records_its_tree_and_an_old_baseline_still_reads(repo: Pat
     del recorded["tree"]  # written by an sgtrace that did not record it
     baseline.write_text(json.dumps(recorded))
     code, out, _ = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache")
-    assert code == 0 and out.splitlines()[0].endswith(f"-> {repo} (commit {head[:12]}, v0.5.9-1-g{head[:7]},"
-                                                      " version 0.5.10, 1 .py file changed since the commit)")  # fmt: skip
+    named = f"{repo} (commit {head[:12]}, v0.5.9-1-g{head[:7]}, version 0.5.10, 1 .py file changed since the commit)"
+    assert code == 0 and out.splitlines()[0].endswith(f"-> {named}")
     recorded["tree"] = {"display": 1}
     baseline.write_text(json.dumps(recorded))
     code, _, err = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache")
