@@ -259,7 +259,7 @@ class TraceView:
 
 
 #: Bumped when a cached trace view must not be reused (what the views are given changes).
-_TRACE_VIEW = "1"
+_TRACE_VIEW = "2"
 
 
 def trace_view(
@@ -276,7 +276,8 @@ def trace_view(
             _known(query.attribute, "", [_tree(prepared)])
         found_errors = json.dumps([to_json(e) for e in prepared.found.errors], sort_keys=True)
         store = JsonCache(options.cache_dir, "graph")  # beside the graph it is a view of
-        entry = key(prepared.entry.encode(), "view", view, prepared.target.display, found_errors, _TRACE_VIEW)
+        tree = repr(prepared.target.identity)  # a view names the tree's commit and state: a new one is a new view
+        entry = key(prepared.entry.encode(), "view", view, prepared.target.display, tree, found_errors, _TRACE_VIEW)
         cached = store.get(entry)
         if cached is not None:
             try:

@@ -236,3 +236,34 @@ def test_the_baseline_records_its_tree_and_an_old_baseline_still_reads(repo: Pat
     baseline.write_text(json.dumps(recorded))
     code, _, err = _invoke("check", str(repo), "--baseline", str(baseline), "--no-cache")
     assert code == 2 and "tree.display: a string" in err
+
+
+_FIGURES = ["--set", "mem_fraction_static=0.88", "--set", "weights_gb=72.33", "--set", "avail_after_weights_gb=21.71"]
+
+
+def test_explain_graph_and_the_page_name_the_commit(repo: Path, tmp_path: Path) -> None:
+    head = _git(repo, "rev-parse", "HEAD")
+    named = f"{repo} (commit {head[:12]}, v0.5.9-1-g{head[:7]}, version 0.5.10, 1 .py file changed since the commit)"
+    code, out, _ = _invoke("explain", str(repo), *_FIGURES, "--no-cache")
+    assert code == 0 and out.splitlines()[0] == f"the mem_fraction_static budget of .max_total_num_tokens in {named}"
+    _, out, _ = _invoke("explain", str(repo), *_FIGURES, "--no-cache", "--format", "json")
+    assert json.loads(out)["tree"]["commit"] == head
+    _, out, _ = _invoke("graph", str(repo), "--no-cache")
+    assert out.splitlines()[0] == f'digraph "max_total_num_tokens in {named}" {{'
+    _, out, _ = _invoke("graph", str(repo), "--no-cache", "--json")
+    assert json.loads(out)["graph"]["tree"]["commit"] == head
+    _, out, _ = _invoke("graph", str(repo), "--no-cache", "--graphml")
+    assert f">{head}</data>" in out
+    page = tmp_path / "page.html"
+    code, _, _ = _invoke("report", str(repo), "-o", str(page), "--no-cache")
+    assert code == 0 and f"<code>{repo}</code> ({named.partition(' (')[2]}</p>" in page.read_text()
+
+
+def test_a_view_of_the_graph_is_not_reused_once_the_work_tree_changes(repo: Path) -> None:
+    def changed() -> int:
+        _, out, _ = _invoke("trace", "max_total_num_tokens", str(repo), "--format", "json")
+        return int(json.loads(out)["graph"]["tree"]["dirty_files"])
+
+    assert changed() == 1
+    (repo / "python" / "sglang" / "srt" / "__init__.py").write_text("# changed too\n")
+    assert changed() == 2
