@@ -267,3 +267,22 @@ def test_a_view_of_the_graph_is_not_reused_once_the_work_tree_changes(repo: Path
     assert changed() == 1
     (repo / "python" / "sglang" / "srt" / "__init__.py").write_text("# changed too\n")
     assert changed() == 2
+
+
+@pytest.mark.parametrize(
+    ("tree", "said"),
+    [
+        (_tree(display="sglang==0.5.9", spec="sglang==0.5.9", version="0.5.9"), ""),
+        (_tree(display="sglang-0.5.9-py3-none-any.whl", version="0.5.9"), "release 0.5.9"),
+        (_tree(kind="installed", version="0.5.9"), "installed 0.5.9"),
+        (_tree(kind="folder"), "not a git checkout"),
+        (
+            _tree(kind="checkout", commit="a" * 40, dirty=True),
+            f"commit {'a' * 12}, changes since the commit, none in its .py files",
+        ),
+    ],
+)
+def test_what_a_tree_is_in_words(tree: TreeIdentity, said: str) -> None:
+    from sgtrace.report.provenance import described
+
+    assert described(tree) == said

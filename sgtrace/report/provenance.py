@@ -21,8 +21,8 @@ def named(root: str, tree: TreeIdentity | None) -> str:
 
 def described(tree: TreeIdentity | None) -> str:
     """What a tree is, in a few words ("" when nothing is known of it)."""
-    if tree is None:
-        return ""
+    if tree is None or (tree.kind == "release" and tree.spec is not None and tree.display == tree.spec):
+        return ""  # a spec names its release whole
     parts: list[str] = []
     if tree.kind == "sample":
         parts.append("the sample shipped with sgtrace")
