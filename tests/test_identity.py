@@ -286,3 +286,33 @@ def test_what_a_tree_is_in_words(tree: TreeIdentity, said: str) -> None:
     from sgtrace.report.provenance import described
 
     assert described(tree) == said
+
+
+def test_diff_of_two_revisions_of_a_checkout_orders_them_by_ancestry(repo: Path) -> None:
+    first, head = _git(repo, "rev-parse", "v0.5.9"), _git(repo, "rev-parse", "HEAD")
+    code, out, err = _invoke("diff", "HEAD", "v0.5.9", "--git", str(repo), "--format", "json")
+    payload = json.loads(out)
+    assert code == 0 and payload["order"] == {"new_is_older": True, "by": "ancestry", "old": head, "new": first}
+    assert payload["trees"]["new"] == {
+        "display": "v0.5.9", "root": str(repo.resolve()), "kind": "checkout", "commit": first, "describe": "v0.5.9",
+        "version": "0.5.9", "spec": None, "dirty": False, "dirty_files": 0,
+    }  # fmt: skip
+    assert "sgtrace: note: NEW (v0.5.9) is older than OLD (HEAD)" in err
+
+
+def test_diff_of_two_folders_orders_them_by_version(tmp_path: Path) -> None:
+    for name, version in (("new", "0.5.9"), ("old", "0.5.23")):
+        shutil.copytree(sample_tree() / "sglang", tmp_path / name / "python" / "sglang")
+        (tmp_path / name / "python" / "pyproject.toml").write_text(f'[project]\nversion = "{version}"\n')
+    old, new = tmp_path / "old", tmp_path / "new"
+    code, out, err = _invoke("diff", str(old), str(new), "--no-cache")
+    line = f"sgtrace: note: NEW ({new}) is older than OLD ({old}): version 0.5.9 is before 0.5.23;"
+    assert code == 0 and any(row.startswith(line) for row in err.splitlines())
+    assert out.splitlines()[1].startswith(line.removeprefix("sgtrace: "))
+
+
+def test_a_worktree_is_a_checkout_of_its_own_commit(repo: Path, tmp_path: Path) -> None:
+    _git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"), "v0.5.9")
+    found = identify(Target(str(tmp_path / "wt"), "wt"))
+    assert (found.kind, found.describe, found.version, found.dirty) == ("checkout", "v0.5.9", "0.5.9", False)
+    assert found.root == str((tmp_path / "wt").resolve())
