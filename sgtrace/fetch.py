@@ -391,10 +391,11 @@ def _git(repository: str, *arguments: str, feed: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-def git_read(repository: str, *arguments: str, timeout: float = 10.0) -> bytes | None:
-    """What a git command prints in *repository*, run as :func:`_git` runs it but within *timeout*; None when
-    git is missing, fails (not a repository, no such revision) or takes longer."""
-    settings = [item for setting in _GIT_SAFE for item in ("-c", setting)]
+def git_read(repository: str, *arguments: str, timeout: float = 10.0, overrides: Sequence[str] = ()) -> bytes | None:
+    """What a git command prints in *repository*, run as :func:`_git` runs it (with *overrides*, more
+    ``name=value`` settings, besides) but within *timeout*; None when git is missing, fails (not a
+    repository, no such revision) or takes longer."""
+    settings = [item for setting in (*_GIT_SAFE, *overrides) for item in ("-c", setting)]
     command = ["git", "--no-pager", *settings, "-C", os.path.abspath(repository), *arguments]
     try:
         with tempfile.TemporaryDirectory(prefix="sgtrace-git-") as scratch:

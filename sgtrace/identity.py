@@ -108,7 +108,7 @@ def _changes(top: Path, subject: Path) -> tuple[bool, int]:
     """Whether the work tree differs from HEAD at all, and how many ``.py`` files under *subject* differ."""
     status = git_read(
         str(top), "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all",
-        timeout=GIT_SECONDS,
+        timeout=GIT_SECONDS, overrides=_no_filters(top),
     )  # fmt: skip
     if status is None:
         return False, 0
@@ -116,6 +116,17 @@ def _changes(top: Path, subject: Path) -> tuple[bool, int]:
     changed = _porcelain_paths(status)
     inside = [p for p in changed if p.endswith(".py") and (not under or p == under or p.startswith(under + "/"))]
     return bool(changed), len(inside)
+
+
+def _no_filters(top: Path) -> list[str]:
+    """Settings that empty every filter driver the repository's configuration names: ``git status`` passes
+    a changed file whose size is unchanged through its ``clean`` filter to compare it, a program the
+    repository chose (an empty driver is no filter; git then compares the bytes as they are)."""
+    listed = git_read(str(top), "config", "--name-only", "-z", "--get-regexp", r"^filter\.", timeout=GIT_SECONDS)
+    drivers = {name.rpartition(".")[0] for name in os.fsdecode(listed or b"").split("\0") if name.count(".") >= 2}
+    return [f"{driver}.{key}=" for driver in sorted(drivers) for key in ("clean", "smudge", "process")] + [
+        f"{driver}.required=false" for driver in sorted(drivers)
+    ]
 
 
 def _porcelain_paths(status: bytes) -> list[str]:
