@@ -76,7 +76,7 @@ def test_graph_of_an_attribute_never_written_exits_1_as_trace_does(sgtrace: Run,
     """``graph <attribute>`` printed an empty digraph and exited 0."""
     (tmp_path / "m.py").write_text("size = pool.max_total_num_tokens\n")
     code, out, err = sgtrace("trace", "max_total_num_tokens", str(tmp_path), "--no-cache")
-    assert code == 1 and out == f"no writes of .max_total_num_tokens under {tmp_path}\n"
+    assert code == 1 and out == f"no writes of .max_total_num_tokens under {tmp_path} (not a git checkout)\n"
     for fmt in ("--dot", "--json", "--graphml"):
         code, out, err = sgtrace("graph", "max_total_num_tokens", str(tmp_path), fmt, "--no-cache")
         assert (code, out, err) == (1, "", f"sgtrace: no writes of .max_total_num_tokens under {tmp_path}\n")

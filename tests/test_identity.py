@@ -316,3 +316,9 @@ def test_a_worktree_is_a_checkout_of_its_own_commit(repo: Path, tmp_path: Path) 
     found = identify(Target(str(tmp_path / "wt"), "wt"))
     assert (found.kind, found.describe, found.version, found.dirty) == ("checkout", "v0.5.9", "0.5.9", False)
     assert found.root == str((tmp_path / "wt").resolve())
+
+
+def test_trace_names_the_commit_in_its_first_line(repo: Path) -> None:
+    head = _git(repo, "rev-parse", "HEAD")
+    _, out, _ = _invoke("trace", "max_total_num_tokens", str(repo))
+    assert out.splitlines()[0].startswith(f"data flow of .max_total_num_tokens under {repo} (commit {head[:12]},")
