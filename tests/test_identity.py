@@ -322,3 +322,12 @@ def test_trace_names_the_commit_in_its_first_line(repo: Path) -> None:
     head = _git(repo, "rev-parse", "HEAD")
     _, out, _ = _invoke("trace", "max_total_num_tokens", str(repo))
     assert out.splitlines()[0].startswith(f"data flow of .max_total_num_tokens under {repo} (commit {head[:12]},")
+
+
+def test_the_page_says_when_the_tree_is_older_than_the_one_it_is_compared_against(repo: Path, tmp_path: Path) -> None:
+    older = tmp_path / "older"
+    _git(tmp_path, "clone", "-q", str(repo), str(older))
+    _git(older, "checkout", "-q", "v0.5.9")
+    page = tmp_path / "page.html"
+    code, _, _ = _invoke("report", str(older), "--against", str(repo), "-o", str(page), "--no-cache")
+    assert code == 0 and f'<p class="meta backwards">note: NEW ({older}) is older than OLD ({repo})' in page.read_text()
