@@ -17,6 +17,7 @@ from sgtrace.analyses.names import NotWritten, Tree, UnknownName, index_of, not_
 from sgtrace.discover import Listing, PatternError, RootError, discover
 from sgtrace.engine import SGLANG, Engine, engine_of
 from sgtrace.fetch import FetchError
+from sgtrace.identity import identify, order
 from sgtrace.index.findpass import RunOptions, TreeScan, scan_tree
 from sgtrace.model import (
     READ_KINDS,
@@ -135,7 +136,7 @@ def resolve_targets(
             notify(target.note)
         if not Path(target.path).exists():
             raise InputError(f"no such file or directory: {target.display}")
-        resolved.append(target)
+        resolved.append(dataclasses.replace(target, identity=identify(target)))
     return resolved
 
 
@@ -197,6 +198,7 @@ def _found(query: FindQuery, listed: Sequence[tuple[Target, Listing]], trees: Se
         errors=tuple(sorted(errors, key=lambda e: (e.path, e.line, e.message))),
         stats=stats,
         shadowed=tuple(s for _, listing in listed for s in listing.shadowed),
+        trees=tuple(t.identity for t, _ in listed if t.identity is not None),
     )
 
 
@@ -257,7 +259,7 @@ class TraceView:
 
 
 #: Bumped when a cached trace view must not be reused (what the views are given changes).
-_TRACE_VIEW = "1"
+_TRACE_VIEW = "2"
 
 
 def trace_view(
@@ -274,7 +276,8 @@ def trace_view(
             _known(query.attribute, "", [_tree(prepared)])
         found_errors = json.dumps([to_json(e) for e in prepared.found.errors], sort_keys=True)
         store = JsonCache(options.cache_dir, "graph")  # beside the graph it is a view of
-        entry = key(prepared.entry.encode(), "view", view, prepared.target.display, found_errors, _TRACE_VIEW)
+        tree = repr(prepared.target.identity)  # a view names the tree's commit and state: a new one is a new view
+        entry = key(prepared.entry.encode(), "view", view, prepared.target.display, tree, found_errors, _TRACE_VIEW)
         cached = store.get(entry)
         if cached is not None:
             try:
@@ -395,7 +398,10 @@ def _traced(
     errors = sorted({*found.errors, *_graph_errors(graph)}, key=lambda e: (e.path, e.line, e.message))
     stats = {**found.stats, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges()}
     truncated = bool(graph.graph.get("truncated"))
-    return TraceResult(query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed)
+    return TraceResult(
+        query.attribute, prepared.target.display, graph, truncated, tuple(errors), stats, found.shadowed,
+        prepared.target.identity,
+    )  # fmt: skip
 
 
 def _graph_errors(graph: Any) -> list[FileError]:
@@ -451,7 +457,7 @@ def _caps_of(prepared: _Prepared, budget: str, options: RunOptions) -> CapsResul
             errors = tuple(from_json(e, FileError) for e in cached["errors"])
             return CapsResult(
                 query.attribute, budget, target.display, sites, found, errors, bool(cached["truncated"]),
-                prepared.found.shadowed,
+                prepared.found.shadowed, target.identity,
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             print(f"sgtrace: warning: ignoring damaged cached caps: {exc}", file=sys.stderr)
@@ -515,6 +521,7 @@ def _caps(traced: TraceResult, budget: str) -> CapsResult:
         traced.errors,
         traced.truncated,
         traced.shadowed,
+        traced.tree,
     )
 
 
@@ -689,6 +696,7 @@ def diff(
     result = compare(
         before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
     )
+    result = dataclasses.replace(result, trees=(old.identity, new.identity), order=order(old.identity, new.identity))
     if log is None and not settings:
         return before, after, result
     given = settings or {}
@@ -745,6 +753,8 @@ def check(
         current = _caps_of(question, budget, options)
     now = current.caps if header.get("exits") else tuple(dataclasses.replace(c, exits=()) for c in current.caps)
     result = compare(recorded, now, sites, current.budget_sites, query.attribute, budget, current.errors)
+    written_on = header.get("tree")
+    result = dataclasses.replace(result, trees=(written_on, current.tree), order=order(written_on, current.tree))
     if log is None and not settings:
         return header, current, result
     given = settings or {}

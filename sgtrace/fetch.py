@@ -126,23 +126,27 @@ SUBPROCESS_TIMEOUT = 600.0
 
 
 def _run(
-    command: list[str], cwd: Path, feed: bytes | None = None, env: dict[str, str] | None = None
+    command: list[str],
+    cwd: Path,
+    feed: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a helper process (pip, git) so that nothing of the folder sgtrace runs in, or of the tree, is run.
 
-    It starts in *cwd* (a folder sgtrace made), with no input, within SUBPROCESS_TIMEOUT. Python is
+    It starts in *cwd* (a folder sgtrace made), with no input, within *timeout* (else SUBPROCESS_TIMEOUT). Python is
     started isolated (``-I``: neither the current folder nor the script's is put on ``sys.path``, no
     user site, no ``PYTHON*`` variables), so a ``pip.py``, ``sitecustomize.py`` or ``usercustomize.py``
     lying where sgtrace was started is never imported.
     """
     name = Path(command[0]).name
     try:
-        limit = SUBPROCESS_TIMEOUT
+        limit = SUBPROCESS_TIMEOUT if timeout is None else timeout
         if feed is not None:
             return subprocess.run(command, cwd=cwd, capture_output=True, input=feed, timeout=limit, env=env)
         return subprocess.run(command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, timeout=limit, env=env)
     except subprocess.TimeoutExpired:
-        raise FetchError(f"{name} did not finish within {SUBPROCESS_TIMEOUT:.0f} s") from None
+        raise FetchError(f"{name} did not finish within {limit:.0f} s") from None
     except OSError as exc:
         raise FetchError(f"cannot run {name}: {exc.strerror}") from exc
 
@@ -385,6 +389,20 @@ def _git(repository: str, *arguments: str, feed: bytes | None = None) -> bytes:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise FetchError(f"git {arguments[0]} failed in {repository}: {message[-1] if message else proc.returncode}")
     return proc.stdout
+
+
+def git_read(repository: str, *arguments: str, timeout: float = 10.0, overrides: Sequence[str] = ()) -> bytes | None:
+    """What a git command prints in *repository*, run as :func:`_git` runs it (with *overrides*, more
+    ``name=value`` settings, besides) but within *timeout*; None when git is missing, fails (not a
+    repository, no such revision) or takes longer."""
+    settings = [item for setting in (*_GIT_SAFE, *overrides) for item in ("-c", setting)]
+    command = ["git", "--no-pager", *settings, "-C", os.path.abspath(repository), *arguments]
+    try:
+        with tempfile.TemporaryDirectory(prefix="sgtrace-git-") as scratch:
+            proc = _run(command, Path(scratch), None, _git_environment(), timeout)
+    except FetchError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def first_parent(repository: str, low: str, high: str, paths: Sequence[str] = ()) -> list[tuple[str, str]]:

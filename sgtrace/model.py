@@ -163,6 +163,44 @@ class FindQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class TreeIdentity:
+    """Which code an answer read: a release by its spec and version, a checkout by its commit and state."""
+
+    #: How the tree is named to the user (the path or spec as given).
+    display: str
+    #: The folder read, absolute: a checkout's top, a release's unpacked folder, the folder named.
+    root: str
+    #: ``checkout``, ``release``, ``installed``, ``sample`` or ``folder``.
+    kind: str
+    #: The commit read (full sha); None for a tree that is not in a git repository.
+    commit: str | None = None
+    #: ``git describe --tags`` of the commit: the nearest tag and the commits since; None where no tag is reachable.
+    describe: str | None = None
+    #: The version its packaging gives (a spec's version, ``pyproject.toml``, a ``__version__`` literal).
+    version: str | None = None
+    #: Whether the work tree differs from the commit (a change, or a file git does not track yet).
+    dirty: bool = False
+    #: How many ``.py`` files under the tree read differ from the commit.
+    dirty_files: int = 0
+    #: The release spec (``sglang==0.5.9``) when the tree is a release; else None.
+    spec: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOrder:
+    """Which of two trees compared is the older: by the ancestry of their commits, or by their versions."""
+
+    #: Whether the new tree is older than the old one (a comparison that runs backwards in time).
+    new_is_older: bool
+    #: What told: ``ancestry`` (one commit is an ancestor of the other) or ``version``.
+    by: str
+    #: The old tree's commit or version compared.
+    old: str
+    #: The new tree's commit or version compared.
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
 class FindResult:
     """The answer of ``find``: sorted writes, reads and errors."""
 
@@ -180,6 +218,8 @@ class FindResult:
     stats: dict[str, int] = field(default_factory=dict)
     #: Packages found twice under the root, and which copy was analysed.
     shadowed: tuple[Shadowed, ...] = ()
+    #: Which code each tree read is, in the order the trees were given.
+    trees: tuple[TreeIdentity, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +255,8 @@ class TraceResult:
     stats: dict[str, int] = field(default_factory=dict)
     #: Packages found twice under the root, and which copy was analysed.
     shadowed: tuple[Shadowed, ...] = ()
+    #: Which code was read (None: not identified).
+    tree: TreeIdentity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +327,8 @@ class CapsResult:
     truncated: bool = False
     #: Packages found twice under the root, and which copy was analysed.
     shadowed: tuple[Shadowed, ...] = ()
+    #: Which code was read (None: not identified).
+    tree: TreeIdentity | None = None
 
 
 @dataclass(frozen=True)

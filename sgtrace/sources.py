@@ -22,7 +22,7 @@ from sgtrace.fetch import (
     release_dir,
     wheel_dir,
 )
-from sgtrace.model import Limits
+from sgtrace.model import Limits, TreeIdentity
 from sgtrace.registry import between, spec_hint, version_key
 
 #: The package analysed when no path is given, if it is installed.
@@ -39,6 +39,16 @@ class Target:
     display: str
     #: Why this tree was chosen, when the user did not name it; else None.
     note: str | None = None
+    #: What it is: ``release`` (a spec or a wheel), ``installed``, ``sample``, else ``folder`` (a checkout is
+    #: told by :func:`sgtrace.identity.identify`).
+    kind: str = "folder"
+    #: The release spec (``sglang==0.5.9``) when it is one.
+    spec: str | None = None
+    #: The checkout a revision was read from (``--git``), and the revision as given; else None.
+    repository: str | None = None
+    revision: str | None = None
+    #: Which code it is (its commit, version, state), once :func:`sgtrace.identity.identify` has read it.
+    identity: TreeIdentity | None = None
 
 
 def sample_tree() -> Path:
@@ -56,13 +66,14 @@ def resolve(
     spec or revision that cannot be fetched.
     """
     if git is not None and target is not None:
-        return Target(str(git_tree(git, target, cache_dir, limits)), printable(target))
+        tree = git_tree(git, target, cache_dir, limits)
+        return Target(str(tree), printable(target), repository=git, revision=target)
     if target is None:
         return _default(sample)
     if is_spec(target):
-        return Target(str(_release(target, cache_dir, limits)), target)
+        return Target(str(_release(target, cache_dir, limits)), target, kind="release", spec=target)
     if target.endswith(".whl") and Path(target).is_file():
-        return Target(str(wheel_dir(Path(target), cache_dir, limits)), printable(target))
+        return Target(str(wheel_dir(Path(target), cache_dir, limits)), printable(target), kind="release")
     meant = spec_hint(target)
     if meant and not os.path.lexists(target):
         raise FetchError(f"no such file or directory: {printable(target)} (did you mean the release {meant}?)")
@@ -91,7 +102,8 @@ def _default(sample_allowed: bool = True) -> Target:
         )
     installed = installed_package(DEFAULT_PACKAGE)
     if installed is not None:
-        return Target(str(installed), str(installed), f"analysing the installed {DEFAULT_PACKAGE} at {installed}")
+        note = f"analysing the installed {DEFAULT_PACKAGE} at {installed}"
+        return Target(str(installed), str(installed), note, kind="installed")
     if not sample_allowed:
         raise FetchError(
             f"{DEFAULT_PACKAGE} is not installed: name the release that served the log"
@@ -102,6 +114,7 @@ def _default(sample_allowed: bool = True) -> Target:
         str(sample),
         "<sample>",
         f"{DEFAULT_PACKAGE} is not installed; analysing the sample tree shipped with sgtrace ({sample})",
+        kind="sample",
     )
 
 

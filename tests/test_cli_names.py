@@ -76,7 +76,7 @@ def test_graph_of_an_attribute_never_written_exits_1_as_trace_does(sgtrace: Run,
     """``graph <attribute>`` printed an empty digraph and exited 0."""
     (tmp_path / "m.py").write_text("size = pool.max_total_num_tokens\n")
     code, out, err = sgtrace("trace", "max_total_num_tokens", str(tmp_path), "--no-cache")
-    assert code == 1 and out == f"no writes of .max_total_num_tokens under {tmp_path}\n"
+    assert code == 1 and out == f"no writes of .max_total_num_tokens under {tmp_path} (not a git checkout)\n"
     for fmt in ("--dot", "--json", "--graphml"):
         code, out, err = sgtrace("graph", "max_total_num_tokens", str(tmp_path), fmt, "--no-cache")
         assert (code, out, err) == (1, "", f"sgtrace: no writes of .max_total_num_tokens under {tmp_path}\n")
@@ -162,7 +162,11 @@ def test_a_tree_with_a_file_it_could_not_read_is_not_sure_of_a_typo(sgtrace: Run
     assert code == 1 and err.startswith("big.py:0: too large")
     assert err.endswith(f"sgtrace: no writes of .max_total_num_tokens under {tmp_path}\n")
     code, out, err = sgtrace("find", "max_total_num_tokenz", str(tmp_path), "--max-file-size", "100", "--no-cache")
-    assert code == 1 and out == f"no writes of .max_total_num_tokenz under {tmp_path}\n" and "too large" in err
+    assert (
+        code == 1
+        and out == f"no writes of .max_total_num_tokenz under {tmp_path} (not a git checkout)\n"
+        and "too large" in err
+    )
 
 
 # -- the budget --------------------------------------------------------------------------------------------------

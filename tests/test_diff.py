@@ -112,7 +112,12 @@ def test_markdown_for_a_reviewer(tmp_path: Path) -> None:
     old, new = _tree(tmp_path / "old"), _tree(tmp_path / "new", BUDGET + ADDED.split(RUNNER)[1])
     result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--no-cache", "--format", "markdown"])
     out = result.stdout
-    assert out.startswith("## sgtrace:") and "gate failed (added, budget)" in out.splitlines()[2]
+    assert out.startswith("## sgtrace:") and out.splitlines()[2:5] == [
+        f"- old: `{old}` (not a git checkout)",
+        f"- new: `{new}` (not a git checkout)",
+        "",
+    ]
+    assert "gate failed (added, budget)" in out.splitlines()[5]
     assert "<summary>Added caps (1)</summary>" in out and "| reduce |" in out
     assert "<summary>Budget formula, old and new (the steps explain evaluates)</summary>" in out
     assert "1. `pkg/runner.py:7` `rest_memory = avail * self.mem_fraction_static`" in out

@@ -352,3 +352,40 @@ def test_no_program_a_repository_configures_runs(tmp_path: Path, kind: str) -> N
     assert result.exit_code in (0, 1), result.output
     assert "added" in result.stderr  # the second revision's //= 2 is a new cap: the blobs were read
     assert list(markers.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", sorted(HOOKS))
+def test_no_program_a_repository_configures_runs_while_its_work_tree_is_identified(tmp_path: Path, kind: str) -> None:
+    """The answer names the checkout's commit, tag and changes (git rev-parse, describe, ls-files, status):
+    a changed file, whose content git would pass through a filter to compare, runs none of them."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    probe = tmp_path / "probe.sh"
+    probe.write_text(f'#!/bin/sh\ntouch "{markers}/$(basename "$0")-$$"\nexec "$@"\n')
+    probe.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("post-checkout", "pre-commit", "reference-transaction", "post-index-change", "pre-auto-gc"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {markers}/{hook}\n")
+        (hooks / hook).chmod(0o755)
+    repository = tmp_path / "repository"
+    (repository / "pkg").mkdir(parents=True)
+    _git(repository, "init", "-q")
+    source = "class R:\n    def f(self, server_args):\n        self.max_total_num_tokens = int(server_args.{} * 10)\n"
+    source = source.format("mem_fraction_static")
+    (repository / "pkg" / "m.py").write_text(source + "# a\n")
+    settings, files = HOOKS[kind]
+    for name, text in files.items():
+        (repository / name).write_text(text)
+    _git(repository, "add", "-A")
+    _git(repository, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "one")
+    _git(repository, "-c", "user.email=a@b", "-c", "user.name=a", "tag", "-a", "-m", "a release", "v1")
+    for key, value in settings:
+        _git(repository, "config", key, value.format(probe=probe, hooks=hooks))
+    (repository / "pkg" / "m.py").write_text(source + "# b\n")  # its size as committed: git compares contents
+    (repository / "pkg" / "n.py").write_text("x = 1\n")
+    os.utime(repository / "pkg" / "m.py", (1, 1))  # a stat git's index does not hold: it must look at the content
+    result = CliRunner().invoke(cli, ["caps", str(repository), "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code in (0, 1), result.output
+    assert "(commit " in result.stdout.splitlines()[0] and "2 .py files changed" in result.stdout.splitlines()[0]
+    assert list(markers.iterdir()) == []

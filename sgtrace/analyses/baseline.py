@@ -8,6 +8,7 @@ from typing import Any
 from sgtrace import __version__
 from sgtrace.analyses.diff import fingerprint
 from sgtrace.bounded import load_json
+from sgtrace.identity import as_dict, from_dict
 from sgtrace.model import BudgetSite, Cap, CapsResult
 
 #: Bumped when the layout changes.
@@ -24,6 +25,7 @@ def to_baseline(result: CapsResult, comments: dict[str, str] | None = None) -> s
         "attribute": result.attribute,
         "budget": result.budget,
         "root": result.root,
+        "tree": as_dict(result.tree) if result.tree is not None else None,
         "budget_sites": [
             {"path": s.path, "line": s.line, "code": s.code, "knobs": list(s.knobs)}
             for s in sorted(result.budget_sites, key=lambda s: (s.code, s.path))
@@ -53,7 +55,8 @@ def from_baseline(text: str | bytes) -> tuple[dict[str, Any], list[BudgetSite], 
     """(header, budget sites, caps, comments by fingerprint); ValueError saying what is wrong on anything else
     (JSON nested past :data:`~sgtrace.bounded.MAX_JSON_DEPTH`, a field of another type, a line no file has).
 
-    The header's ``exits`` says whether the baseline records the caps' exits.
+    The header's ``exits`` says whether the baseline records the caps' exits, its ``tree`` which code it was
+    written on (a :class:`~sgtrace.model.TreeIdentity`; None in a baseline written before it was recorded).
     """
     payload = load_json(text)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -66,6 +69,8 @@ def from_baseline(text: str | bytes) -> tuple[dict[str, Any], list[BudgetSite], 
     caps = [_cap(c, where) for where, c in cap_records]
     comments = {_text(c, "fingerprint", w): _text(c, "comment", w, "") for w, c in cap_records if c.get("comment")}
     header: dict[str, Any] = {k: _text(payload, k, "", None) for k in ("sgtrace", "attribute", "budget", "root")}
+    # written before the tree's identity was recorded: no tree, as a release or folder of old
+    header["tree"] = from_dict(payload["tree"]) if payload.get("tree") is not None else None
     # written before exits were recorded: compare without them rather than report every exit as new
     header["exits"] = all("exits" in c for _, c in cap_records)
     return header, sites, caps, comments

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from sgtrace.analyses.explain import Step, explain
 from sgtrace.analyses.likeness import THRESHOLD, Shape, renames, shape, similarity, tokens
 from sgtrace.analyses.upgrade import PoolChange
-from sgtrace.model import BudgetSite, Cap, FileError
+from sgtrace.model import BudgetSite, Cap, FileError, TreeIdentity, TreeOrder
 
 #: What a pair can differ in, in the order it is shown.
 DIFFERENCES = ("place", "code", "guard", "knobs", "names")
@@ -95,6 +95,10 @@ class CapDiff:
     unreadable: tuple[tuple[Cap, FileError], ...] = ()
     #: The start-up given, under both releases (see :mod:`sgtrace.analyses.upgrade`), when one was given.
     pool: PoolChange | None = None
+    #: Which code each side is (the old tree's, or the one a baseline was written on; the new tree's).
+    trees: tuple[TreeIdentity | None, TreeIdentity | None] = (None, None)
+    #: Whether the new tree is older than the old one, when their commits or versions tell.
+    order: TreeOrder | None = None
 
 
 def compare(

@@ -125,6 +125,7 @@ def _gate(
     from sgtrace.analyses.verdict import verdict
     from sgtrace.report import diff_markdown, diff_report, diff_text
     from sgtrace.report.diff_parts import verdict_line
+    from sgtrace.report.provenance import order_line
 
     found = verdict(result, gate.fail_on, gate.exit_zero)
 
@@ -138,6 +139,8 @@ def _gate(
         return diff_text.render(old, new, attribute, budget, result, found)
 
     emit(_guarded(debug, render))
+    if note := order_line(result.order, old, new):
+        _warn(note)
     _warn(f"verdict: {verdict_line(old, new, found, result)}")
     sys.exit(ExitCode.NOT_FOUND if found.failed else ExitCode.FOUND)
 

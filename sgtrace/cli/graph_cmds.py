@@ -151,6 +151,7 @@ def graph(
 ) -> None:
     """The data-flow graph of ATTRIBUTE (default max_total_num_tokens) under PATH or SPEC."""
     from sgtrace.report import graphjson
+    from sgtrace.report.provenance import named
 
     attribute, target = _graph_arguments(arguments)
     fmt = "json" if as_json else "graphml" if as_graphml else "dot"  # one at most: see @constraints
@@ -173,7 +174,7 @@ def graph(
     elif fmt == "graphml":
         text = graphjson.render_graphml(result)
     else:
-        text = _dot(result.graph, f"{attribute} in {result.root}", focus)
+        text = _dot(result.graph, f"{attribute} in {named(result.root, result.tree)}", focus)
     if render:
         assert output is not None
         _render(text if fmt == "dot" else _dot(result.graph, attribute, focus), render, output)

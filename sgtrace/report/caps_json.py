@@ -8,11 +8,11 @@ from typing import Any
 
 from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.model import CapsResult
-from sgtrace.report import sarif
+from sgtrace.report import provenance, sarif
 
 
 def render(result: CapsResult) -> str:
-    """``{"attribute","budget","budget_sites":[...],"caps":[...],"errors":[...]}``."""
+    """``{"attribute","budget","budget_sites":[...],"caps":[...],"errors":[...],"tree":{...}}``."""
     payload = {
         "attribute": result.attribute,
         "budget": result.budget,
@@ -23,6 +23,7 @@ def render(result: CapsResult) -> str:
         "caps": [_cap(asdict(c)) for c in result.caps],
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in result.errors],
         "truncated": result.truncated,
+        "tree": provenance.payload(result.tree),
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
@@ -38,4 +39,6 @@ def _cap(fields: dict[str, Any]) -> dict[str, Any]:
 def render_sarif(result: CapsResult) -> str:
     """SARIF 2.1.0: one rule per category, one result per cap."""
     results = [sarif.result(c, "note", f"{c.target} {CATEGORIES[c.category]}: {c.code}") for c in result.caps]
-    return sarif.render(results, subject=result.attribute, default_level="note")
+    return sarif.render(
+        results, subject=result.attribute, default_level="note", provenance=provenance.version_control(result.tree)
+    )

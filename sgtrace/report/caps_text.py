@@ -6,11 +6,13 @@ from itertools import groupby
 
 from sgtrace.analyses.categories import CATEGORIES
 from sgtrace.model import CapsResult
+from sgtrace.report.provenance import named
 
 
 def render(result: CapsResult) -> str:
     """The report a person reads before an upgrade."""
-    lines = [f"what caps .{result.attribute} below the {result.budget} budget, in {result.root}", ""]
+    tree = named(result.root, result.tree)
+    lines = [f"what caps .{result.attribute} below the {result.budget} budget, in {tree}", ""]
     if not result.budget_sites:
         lines.append(f"no place where {result.budget} enters the computation of .{result.attribute} was found")
     else:

@@ -21,12 +21,14 @@ from sgtrace.report.diff_parts import (
     where,
     why_not,
 )
+from sgtrace.report.provenance import described, order_line
 
 
 def render(old: str, new: str, attribute: str, budget: str, result: CapDiff, verdict: Verdict) -> str:
     """Verdict, summary table, changed caps in full, moved caps in a table; added, removed, formula folded."""
     mark = "❌" if verdict.failed else "✅"
     lines = [f"## sgtrace: `{attribute}` below the `{budget}` budget, {old} → {new}", ""]
+    lines += _trees(old, new, result)
     if result.pool is not None:
         lines += [f"**{pool_sentence(old, new, result.pool)}**", ""]
     lines += [f"{mark} {counts(verdict)}; {gate(verdict)}.", ""]
@@ -156,3 +158,12 @@ def _tick(text: str) -> str:
 def _cell(text: str) -> str:
     escaped = _tick(text).replace("|", "\\|")
     return f"`{escaped}`" if text else ""
+
+
+def _trees(old: str, new: str, result: CapDiff) -> list[str]:
+    """Which code each side is (its commit, tag, version, local changes), and a warning when NEW is the older."""
+    sides = (("old", old, result.trees[0]), ("new", new, result.trees[1]))
+    lines = [f"- {side}: `{name}` ({said})" for side, name, tree in sides if (said := described(tree))]
+    if note := order_line(result.order, old, new):
+        lines.append(f"- ⚠️ {note.removeprefix('note: ')}")
+    return [*lines, ""] if lines else []

@@ -10,11 +10,12 @@ from sgtrace.analyses.explain import Explanation, Step
 from sgtrace.analyses.upgrade import PoolChange
 from sgtrace.analyses.verdict import Verdict
 from sgtrace.model import Cap, FileError
-from sgtrace.report import sarif
+from sgtrace.report import provenance, sarif
 
 
 def render_json(old: str, new: str, result: CapDiff, verdict: Verdict) -> str:
-    """``{"old","new","verdict","kv_budget_gb","added","removed","changed","moved","unreadable",...}``."""
+    """``{"old","new","verdict","kv_budget_gb","added","removed","changed","moved","unreadable",...,"trees",
+    "order"}``: ``trees`` is which code each side is, ``order`` whether NEW is older than OLD (null: not known)."""
     return json.dumps(payload(old, new, result, verdict), indent=2, ensure_ascii=False) + "\n"
 
 
@@ -48,6 +49,9 @@ def payload(old: str, new: str, result: CapDiff, verdict: Verdict) -> dict[str, 
     }
     if result.pool is not None:
         found.update(_pool(result.pool))
+    if result.trees != (None, None):  # a history's steps compare stops, named by its own rows
+        found["trees"] = {"old": provenance.payload(result.trees[0]), "new": provenance.payload(result.trees[1])}
+        found["order"] = provenance.order_payload(result.order)
     return found
 
 
@@ -95,7 +99,8 @@ def render_sarif(result: CapDiff, errors: tuple[FileError, ...] = ()) -> str:
         for c, e in result.unreadable
     ]  # fmt: skip
     notes += [sarif.notification(e.path, e.line, e.message, "warning") for e in errors if e not in held]
-    return sarif.render(results, notifications=notes, succeeded=not result.unreadable)
+    located = provenance.version_control(result.trees[1])
+    return sarif.render(results, notifications=notes, succeeded=not result.unreadable, provenance=located)
 
 
 def _pair(pair: CapPair) -> dict[str, Any]:

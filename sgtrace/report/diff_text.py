@@ -21,11 +21,14 @@ from sgtrace.report.diff_parts import (
     step_value,
     where,
 )
+from sgtrace.report.provenance import named, order_line
 
 
 def render(old: str, new: str, attribute: str, budget: str, result: CapDiff, verdict: Verdict) -> str:
     """The verdict's parts, the formulas, then changed, moved, added, removed and unreadable caps."""
-    lines = [f"the caps of .{attribute} below the {budget} budget: {old} -> {new}", ""]
+    sides = f"{named(old, result.trees[0])} -> {named(new, result.trees[1])}"
+    lines = [f"the caps of .{attribute} below the {budget} budget: {sides}"]
+    lines += [note, ""] if (note := order_line(result.order, old, new)) else [""]
     if result.pool is not None:
         lines += [pool_sentence(old, new, result.pool), *_inputs(new, result.pool)]
     lines += [f"{counts(verdict)}; {gate(verdict)}", ""]

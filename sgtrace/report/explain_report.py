@@ -12,6 +12,8 @@ from sgtrace.analyses.figures import written
 from sgtrace.analyses.operator import Context, explained
 from sgtrace.model import CapsResult
 from sgtrace.report.operator_text import answer, ledger_lines, run_details, runs_table, what_if_lines
+from sgtrace.report.provenance import named
+from sgtrace.report.provenance import payload as payload_of
 from sgtrace.run.startups import StartUp
 
 
@@ -22,7 +24,7 @@ def render_runs(context: Context) -> str:
 
 def render(found: CapsResult, result: Explanation, context: Context) -> str:
     """The answer first; the start-ups, the ledger and the what-if; then each step, the prediction, the caps."""
-    lines = [f"the {found.budget} budget of .{found.attribute} in {found.root}", ""]
+    lines = [f"the {found.budget} budget of .{found.attribute} in {named(found.root, found.tree)}", ""]
     lines.extend(_wrapped(answer(found.budget, result, context)))
     run = explained(context)
     if run is not None:
@@ -101,6 +103,7 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "attribute": found.attribute,
         "budget": found.budget,
         "root": found.root,
+        "tree": payload_of(found.tree),
         "kv_budget_gb": result.kv_budget_gb,
         "predicted_tokens": result.predicted_tokens,
         "observed_kv_gb": result.observed_kv_gb,

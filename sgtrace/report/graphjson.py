@@ -9,6 +9,7 @@ import networkx as nx
 
 from sgtrace.graph.store import to_data
 from sgtrace.model import TraceResult
+from sgtrace.report.provenance import named, payload
 
 
 def render(result: TraceResult) -> str:
@@ -19,6 +20,7 @@ def render(result: TraceResult) -> str:
         "root": result.root,
         "truncated": result.truncated,
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in result.errors],
+        "tree": payload(result.tree),
     }
     return json.dumps(data, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
 
@@ -34,6 +36,10 @@ def render_graphml(result: TraceResult) -> str:
         for name, value in list(attributes.items()):
             attributes[name] = _scalar(value, ", ")  # call sites
     graph.graph = {"attribute": result.attribute, "root": result.root, "truncated": result.truncated}
+    if result.tree is not None:  # GraphML holds scalars: what the tree is in words, and its commit when it has one
+        graph.graph["tree"] = named(result.tree.display, result.tree)
+        if result.tree.commit is not None:
+            graph.graph["commit"] = result.tree.commit
     return '<?xml version="1.0" encoding="utf-8"?>\n' + "\n".join(nx.generate_graphml(graph)) + "\n"
 
 

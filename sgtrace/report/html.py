@@ -30,6 +30,7 @@ from sgtrace.report import graph_view, layout
 from sgtrace.report.history import verdict_line
 from sgtrace.report.history_view import history_view
 from sgtrace.report.operator_text import answer
+from sgtrace.report.provenance import described, order_line
 from sgtrace.report.upgrade import upgrade
 from sgtrace.sources import Target
 
@@ -60,6 +61,10 @@ def render(result: ReportResult, ahead: WholeAhead | None = None) -> str:
     return template.render(
         title=f"sgtrace report: .{result.caps.attribute} in {result.target.display}",
         version=__version__,
+        tree=described(result.target.identity),
+        backwards=order_line(result.against[2].order, result.old.display, result.target.display)
+        if result.against is not None and result.old is not None
+        else "",
         result=result,
         links=links,
         css=_asset("report.css"),

@@ -6,10 +6,12 @@ import json
 from dataclasses import asdict
 
 from sgtrace.model import FileError, FindResult, Site
+from sgtrace.report import provenance
 
 
 def render(result: FindResult) -> str:
-    """``{"attribute","root","writes":[...],"errors":[...]}`` (+ ``"reads"`` when asked for)."""
+    """``{"attribute","root","writes":[...],"errors":[...],"tree":{...}}`` (+ ``"reads"`` when asked for, and
+    ``"trees"``, one for each, when several trees were read; ``"tree"`` is the first)."""
     payload: dict[str, object] = {
         "attribute": result.attribute,
         "root": result.root,
@@ -18,6 +20,10 @@ def render(result: FindResult) -> str:
     if result.reads is not None:
         payload["reads"] = [_site(s) for s in result.reads]
     payload["errors"] = [_error(e) for e in result.errors]
+    if result.trees:
+        payload["tree"] = provenance.payload(result.trees[0])
+        if len(result.trees) > 1:
+            payload["trees"] = [provenance.payload(t) for t in result.trees]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -19,11 +19,13 @@ def render(
     default_level: str | None = None,
     notifications: list[dict[str, Any]] | None = None,
     succeeded: bool = True,
+    provenance: list[dict[str, Any]] | None = None,
 ) -> str:
     """A SARIF log with one rule per cap category (described for *subject*, if given) and *results*.
 
     With *notifications* (what went wrong while analysing, see :func:`notification`), the run carries
-    an invocation that holds them and says whether the analysis *succeeded*.
+    an invocation that holds them and says whether the analysis *succeeded*. *provenance* is the run's
+    ``versionControlProvenance`` (see :func:`sgtrace.report.provenance.version_control`).
     """
     rules = []
     for category, reason in CATEGORIES.items():
@@ -36,6 +38,8 @@ def render(
             rule["defaultConfiguration"] = {"level": default_level}
         rules.append(rule)
     run: dict[str, Any] = {"tool": {"driver": {"name": "sgtrace", "version": __version__, "rules": rules}}}
+    if provenance:
+        run["versionControlProvenance"] = provenance
     if notifications is not None:
         run["invocations"] = [{"executionSuccessful": succeeded, "toolExecutionNotifications": notifications}]
     run["results"] = results

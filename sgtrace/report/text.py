@@ -7,6 +7,7 @@ import re
 from tabulate import tabulate
 
 from sgtrace.model import FindResult, Site
+from sgtrace.report.provenance import named
 
 #: Column headers of the find table (the path heads each file's group of rows).
 HEADERS = ("line", "kind", "in", "code")
@@ -16,15 +17,17 @@ _INDENT = "  "
 def render(result: FindResult, width: int | None = None) -> str:
     """The find result as a table grouped by file; *width* (a terminal's) truncates the code column."""
     sites = sorted(result.writes + (result.reads or ()), key=lambda s: (s.path, s.line, s.column, s.kind))
+    trees = heading(result)
     if not sites:
-        return f"no writes of .{result.attribute} under {result.root}\n"
+        return f"no writes of .{result.attribute} under {trees}\n"
     rows = [_row(site) for site in sites]
     if width is not None:
         fixed = len(_INDENT) + sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(HEADERS[:3]))
         rows = [(*r[:3], _truncate(r[3], max(20, width - fixed - 1))) for r in rows]
     table: str = tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True)
     head, *body = table.splitlines()[:2], *table.splitlines()[2:]
-    lines = [_INDENT + line for line in head]
+    lines = [f"writes of .{result.attribute}{' and reads' if result.reads is not None else ''} in {trees}"]
+    lines += [_INDENT + line for line in head]
     previous = None
     for site, line in zip(sites, body, strict=True):
         if site.path != previous:
@@ -32,6 +35,13 @@ def render(result: FindResult, width: int | None = None) -> str:
             previous = site.path
         lines.append(_INDENT + line)
     return "\n".join(lines) + "\n"
+
+
+def heading(result: FindResult) -> str:
+    """The trees read, each with what it is (its commit, version, state)."""
+    if not result.trees:
+        return result.root
+    return ", ".join(named(tree.display, tree) for tree in result.trees)
 
 
 def _row(site: Site) -> tuple[str, str, str, str]:

@@ -12,6 +12,7 @@ import networkx as nx
 
 from sgtrace.graph.points import SOURCES, Point
 from sgtrace.model import TraceResult
+from sgtrace.report.provenance import named
 
 _KIND_NAMES = {"knob": "KNOB", "env": "ENV", "const": "const", "call": "call", "unknown": "unknown", "global": "global"}
 
@@ -22,9 +23,10 @@ def render(result: TraceResult, depth: int = 8) -> str:
     seeds = [p for p in graph.nodes if graph.nodes[p].get("seed") == "write"]
     feeds = _feeds(graph, seeds)
     seeds.sort(key=lambda p: (-feeds[p], _order(p)))  # in the order the value travels: sources first
+    tree = named(result.root, result.tree)
     if not seeds:
-        return f"no writes of .{result.attribute} under {result.root}\n"
-    lines: list[str] = [f"data flow of .{result.attribute} under {result.root}", ""]
+        return f"no writes of .{result.attribute} under {tree}\n"
+    lines: list[str] = [f"data flow of .{result.attribute} under {tree}", ""]
     shown: set[Point] = set()
     for seed in seeds:
         lines.append(_describe(graph, seed))
