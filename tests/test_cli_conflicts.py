@@ -6,6 +6,7 @@ being checked fails here.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -89,8 +90,9 @@ def test_conflicting_options_are_a_usage_error_listed_in_help(
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     command = args[0]
     code, out, err = sgtrace(*args)
-    assert code == 2 and out == ""
     assert err == f"sgtrace: error: {message} (see 'sgtrace {command} --help')\n"
+    json_asked = "--json" in args or any(a == "--format" and b == "json" for a, b in zip(args, args[1:], strict=False))
+    assert code == 2 and (json.loads(out)["error"]["message"] == err.strip()[16:] if json_asked else out == ""), out
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "cache").exists()
     code, helptext, _ = sgtrace(command, "--help")
     # click wraps the help (and may break "--exit-zero" after its dash): compare without the white space
@@ -131,3 +133,29 @@ def test_options_that_go_together_still_work(sgtrace: Run, tmp_path: Path) -> No
     assert code == 0 and out.startswith("{")
     code, out, _ = sgtrace("trace", "max_total_num_tokens", SAMPLE, "--depth", "3", "--format", "text", "--no-cache")
     assert code == 0
+
+
+#: Errors that end a command before its answer, one of each kind: a usage error, an option's value, a tree that
+#: is not there, a file an option names, a baseline that is not one.
+_JSON_ERRORS = [
+    ["caps", SAMPLE, "--bogus"],
+    ["explain", SAMPLE, "--set", "mem_fraction_static=2"],
+    ["caps", "{tmp}/missing"],
+    ["explain", SAMPLE, "--model-config", "{tmp}/missing.json"],
+    ["check", SAMPLE, "--baseline", "{tmp}/a.json"],
+    ["find", "max_total_num_tokens", "{tmp}/missing"],
+]
+
+
+@pytest.mark.parametrize("args", _JSON_ERRORS, ids=[" ".join(a[:3])[:50] for a in _JSON_ERRORS])
+def test_an_error_under_format_json_is_json_on_stdout_too(sgtrace: Run, tmp_path: Path, args: list[str]) -> None:
+    """Exit 2 says why on stderr in one line; asked for JSON, stdout holds the same as JSON (a CI job that parses
+    stdout learns why there is no answer), and without it stdout stays empty."""
+    (tmp_path / "a.json").write_text("[1, 2]")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code, out, err = sgtrace(*args)
+    assert code == 2 and out == "" and err.startswith("sgtrace: error: ") and err.count("\n") == 1, (out, err)
+    code, out, err = sgtrace(*args, "--format", "json")
+    assert code == 2, err
+    error = json.loads(out)["error"]
+    assert error["exit_code"] == 2 and err.strip() == f"sgtrace: error: {error['message']}", (out, err)

@@ -22,7 +22,7 @@ from sgtrace.cli import (  # noqa: F401  (registers the commands)
     history_cmd,
     report_cmd,
 )
-from sgtrace.cli.base import MAX_DEPTH, _warn, cli
+from sgtrace.cli.base import MAX_DEPTH, _failed, _warn, cli
 from sgtrace.model import ExitCode
 
 __all__ = ["cli", "main", "run"]
@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # An expression nested --max-depth levels is reduced, hashed and sliced by recursion, a few frames a
     # level: the interpreter's default of 1,000 frames would stop at about 300 levels.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * MAX_DEPTH + 2000))
+    typed = list(argv) if argv is not None else sys.argv[1:]
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="sgtrace", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -66,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(ExitCode.ERROR)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "sgtrace"
-        _warn(f"error: {exc.format_message()} (see '{command} --help')")
+        params = exc.ctx.params if exc.ctx else {}
+        _failed(f"error: {exc.format_message()} (see '{command} --help')", ExitCode.ERROR, params, typed)
         sys.exit(ExitCode.ERROR)
     except click.Abort:
         _warn("aborted")
@@ -74,5 +76,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        _warn(f"error: {exc.format_message()}")
+        _failed(f"error: {exc.format_message()}", ExitCode.ERROR, {}, typed)
         sys.exit(ExitCode.ERROR)

@@ -26,6 +26,33 @@ def _warn(message: str) -> None:
     click.echo(f"sgtrace: {message}", err=True)
 
 
+def _failed(message: str, code: int, params: dict[str, Any] | None = None, argv: Sequence[str] = ()) -> None:
+    """An error that ends the command before its answer: one line on stderr, and under ``--format json`` (graph's
+    ``--json``) the same as JSON on stdout, ``{"error": {"exit_code": 2, "message": ...}}``, so that a program
+    reading stdout learns why there is no answer. *params* are the command's (the current context's when
+    None); *argv*, read when the options were not all parsed."""
+    _warn(message)
+    if params is None:
+        context = click.get_current_context(silent=True)
+        params = context.params if context is not None else {}
+    if _json_wanted(params, argv):
+        import json
+
+        click.echo(json.dumps({"error": {"exit_code": int(code), "message": message.removeprefix("error: ")}}))
+
+
+def _json_wanted(params: dict[str, Any], argv: Sequence[str]) -> bool:
+    """Whether the command was asked for JSON: by its parsed options, else by the arguments as typed."""
+    if params.get("fmt") == "json" or params.get("as_json") is True or params.get("json") is True:
+        return True
+    typed = list(argv)
+    return (
+        "--format=json" in typed
+        or "--json" in typed
+        or any(a == "--format" and b == "json" for a, b in zip(typed, typed[1:], strict=False))
+    )
+
+
 def _attribute(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     if not value.isidentifier():
         raise click.BadParameter(f"{value!r} is not a Python identifier")
@@ -139,7 +166,7 @@ def cli(ctx: click.Context) -> None:
     try:
         _, defaults = load_default_map(cli, Path.cwd())
     except ConfigError as exc:
-        _warn(f"error: {exc}")
+        _failed(f"error: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
     if defaults:
         ctx.default_map = {**defaults, **(ctx.default_map or {})}
@@ -184,7 +211,7 @@ def _guarded(debug: bool, run: Any) -> Any:
     try:
         return run()
     except api.InputError as exc:
-        _warn(f"error: {_untyped(exc) or exc}")
+        _failed(f"error: {_untyped(exc) or exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
     except api.NotWritten as exc:  # an answer, not an error: as trace and find say it
         _echo_errors(exc.errors)
@@ -193,7 +220,10 @@ def _guarded(debug: bool, run: Any) -> Any:
     except Exception as exc:  # the api boundary: one clear line unless --debug
         if debug:
             raise
-        _warn(f"internal error: {type(exc).__name__}: {exc} (rerun the command with --debug for the traceback)")
+        _failed(
+            f"internal error: {type(exc).__name__}: {exc} (rerun the command with --debug for the traceback)",
+            ExitCode.INTERNAL,
+        )
         sys.exit(ExitCode.INTERNAL)
 
 
@@ -341,7 +371,7 @@ def _read_bounded(stream: Any, option: str, limit: int) -> bytes | None:
     try:
         return read_at_most(stream, limit)
     except (OSError, ValueError) as exc:
-        _warn(f"error: {option} {click.format_filename(stream.name)}: {exc}")
+        _failed(f"error: {option} {click.format_filename(stream.name)}: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
 
 
@@ -356,7 +386,7 @@ def _model_facts(config: str | None, env_pairs: Sequence[str]) -> Any:
         values, origin, weights = read_model_config(config) if config is not None else (None, "", None)
         return ModelFacts(values, origin, read_env(env_pairs), weights)
     except BadInput as exc:
-        _warn(f"error: {exc}")
+        _failed(f"error: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
 
 
@@ -367,7 +397,7 @@ def _settings(pairs: Sequence[str], budget: str) -> dict[str, object]:
     try:
         return read_settings(pairs, budget)
     except BadInput as exc:
-        _warn(f"error: {exc}")
+        _failed(f"error: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
 
 

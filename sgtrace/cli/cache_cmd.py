@@ -10,6 +10,7 @@ import click
 from sgtrace.cli.base import (
     CACHE_DIR_OPTION,
     ByteSize,
+    _failed,
     _warn,
     cli,
 )
@@ -93,6 +94,6 @@ def cache_clear(cache_dir: Path | None, keep_releases: bool) -> None:
     try:
         removed = clear(directory, ("releases",) if keep_releases else ())
     except NotACache as exc:
-        _warn(f"error: {exc}")
+        _failed(f"error: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
     emit(f"removed {removed} files from {directory}\n")

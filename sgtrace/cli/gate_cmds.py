@@ -17,6 +17,7 @@ from sgtrace.cli.base import (
     _budget_options,
     _common,
     _echo_errors,
+    _failed,
     _guarded,
     _one_tree,
     _query,
@@ -267,7 +268,7 @@ def _baseline(path: Path) -> str:
             text = read_at_most(stream, MAX_JSON_BYTES).decode("utf-8")
         from_baseline(text)
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        _warn(f"error: cannot read baseline {path}: {exc}")
+        _failed(f"error: cannot read baseline {path}: {exc}", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
     return text
 

@@ -14,6 +14,7 @@ from sgtrace.cli.base import (
     ServerFlags,
     _budget_options,
     _common,
+    _failed,
     _guarded,
     _query,
     _run_options,
@@ -149,7 +150,7 @@ def _attribute_and_stops(words: tuple[str, ...], attribute: str, repository: str
     if not is_attribute:
         return attribute, list(words)
     if attribute not in ("max_total_num_tokens", first):
-        _warn(f"error: ATTR {first} and --attr {attribute} name two attributes; give one")
+        _failed(f"error: ATTR {first} and --attr {attribute} name two attributes; give one", ExitCode.ERROR)
         sys.exit(ExitCode.ERROR)
     return first, rest
 
