@@ -16,18 +16,15 @@ from sgtrace.cli import cli
 from sgtrace.fetch import FetchError
 from sgtrace.sources import points
 from tests import releases
+from tests.release_table import TABLE
 
 pytestmark = pytest.mark.release
 
 SPAN = f"sglang=={releases.MIDDLE}..{releases.NEWEST}"
-#: The first release of the span whose target's pool is sized after the draft's weights load, read by hand:
-#: 0.5.13.post1 sizes it inside the target's ModelRunner.initialize (model_runner.py:784, init_memory_pool),
-#: which runs when Scheduler.init_tp_model_worker builds the target's worker, before maybe_init_draft_worker
-#: (scheduler.py:817-818); 0.5.14's Scheduler.init_model_worker builds both workers first and sizes the pool
-#: after (scheduler.py:861, 865, then 868: init_memory_pools -> TpModelWorker.alloc_memory_pool ->
-#: ModelRunner.alloc_memory_pool, model_runner.py:813). The early sizing at scheduler.py:862-864 runs only for
-#: a frozen-KV MTP draft, not an EAGLE3 one.
-DRAFT_FIRST = "0.5.14"
+#: The first release of the span whose target's pool is sized after the draft's weights load: the release
+#: table's, read by hand with file:line (tests/release_table.py; 0.5.14 builds the draft's worker before
+#: init_memory_pools, scheduler.py:861-868), not the evaluator's.
+DRAFT_FIRST = next(r.since for r in TABLE if r.draft_first)
 
 
 @pytest.fixture(scope="module")
