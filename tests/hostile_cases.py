@@ -434,3 +434,92 @@ BASELINES: dict[str, tuple[Callable[[dict[str, Any], Path], str], str]] = {
     "sparse": (lambda _sound, folder: sparse_file(folder), "larger than 16 MB"),
     "zeros": (lambda _sound, folder: zeros(folder), "larger than 16 MB"),
 }
+
+
+# Hostile logs: lines that make a pattern backtrack, and docker's cut records. Each pattern a line meets must read
+# it in time linear in its length; tests/test_hostile.py compares the time on a megabyte and on four.
+
+
+def pieces_of(message: Any) -> list[str]:
+    """What a line repeats to make *message*'s pattern work hardest: its words, and each form cut at each of its
+    words (a figure it needs missing, a unit cut off), each filled with a number."""
+    found = {message.literal or "Capture ", f"{message.literal} "}
+    for form in message.forms:
+        words = form.replace("{}", "1").split(" ")
+        found.update(" ".join(words[:k]) + " " for k in range(1, len(words) + 1))
+    return sorted(found)
+
+
+def repeated(piece: str, size: int) -> str:
+    """*piece* repeated to *size* characters."""
+    return (piece * (size // len(piece) + 1))[:size]
+
+
+#: Worst cases of what a log's line meets besides the table's patterns: name -> the line of (about) *size*
+#: characters. A server_args= line whose fields a pattern tried at each place they could begin (43 s on 100 KB),
+#: a launch command's words repeated, SGLang's and a wrapper's stamps and colours repeated.
+LINE_WORST: dict[str, Callable[[int], str]] = {
+    "server_args_words": lambda n: "server_args=ServerArgs(" + repeated("a", n),
+    "server_args_fields_then_bracket": lambda n: "server_args=ServerArgs(" + repeated("a=1 ", n) + "[",
+    "server_args_chained_names": lambda n: "server_args=ServerArgs(" + repeated("a=b=", n) + "(",
+    "server_args_open_quotes": lambda n: "server_args=ServerArgs(" + repeated("a='", n),
+    "server_args_many_fields": lambda n: "server_args=ServerArgs(" + repeated("a=1, ", n) + ")",
+    "command_repeated": lambda n: repeated("sglang serve ", n) + "<model>",
+    "command_quoted": lambda n: repeated("-m sglang.launch_server'", n),
+    "stamps": lambda n: repeated("[2026-01-01 00:00:00 TP0", n),
+    "ranks": lambda n: "[2026-01-01 00:00:00" + repeated(" TP0", n),
+    "colours": lambda n: repeated("\x1b[1;", n),
+    "progress": lambda n: repeated("1%|  ", n) + "[2026-01-01 00:00:00] x",
+    "compose": lambda n: repeated("a", n) + " |",
+    "carriage_returns": lambda n: repeated("Load weight end. \r", n),
+}
+
+
+def docker_records(size: int, text: str = "Capture ") -> bytes:
+    """docker's json-file of *size* bytes whose records are all pieces of one line (none ends in a newline), as
+    docker cuts a line longer than 16 KB."""
+    record = json.dumps({"log": repeated(text, 16384), "stream": "stderr", "time": "2026-11-02T10:00:01.1Z"}) + "\n"
+    return record.encode() * (size // len(record) + 1)
+
+
+def _write(name: str, data: bytes) -> Callable[[Path], str]:
+    def make(folder: Path) -> str:
+        path = folder / name
+        path.write_bytes(data)
+        return str(path)
+
+    return make
+
+
+def _gzipped(name: str, size: int) -> Callable[[Path], str]:
+    def make(folder: Path) -> str:
+        import gzip
+
+        path = folder / name
+        with gzip.open(path, "wb", compresslevel=9) as handle:
+            chunk = docker_records(1 << 20)
+            for _ in range(size >> 20):
+                handle.write(chunk)
+        return str(path)
+
+    return make
+
+
+_STAMPED = "[2026-02-28 10:00:00] "
+#: name -> the maker of a hostile log, and what the explain of the sample (with mem_fraction_static=0.88) must end
+#: in: (exit code, words of stderr's last line). Each took from 43 s to past 60 s before the log was read in
+#: linear time.
+LOGS: dict[str, tuple[Callable[[Path], str], int, str]] = {
+    "server_args_100kb": (
+        _write("a.log", (_STAMPED + "server_args=ServerArgs(" + ", ".join(f"a{i}={i}" for i in range(6_000))
+                         + ", model_path='" + "x" * 40_000 + "', mem_fraction_static=0.88)\n").encode()),
+        2, "missing input available_gpu_memory",
+    ),
+    "capture_50000_times": (
+        _write("b.log", (_STAMPED + "server_args=ServerArgs(tp_size=1)\n" + _STAMPED + "Capture " * 50_000
+                         + "\n").encode()),
+        2, "missing input available_gpu_memory",
+    ),
+    "docker_cut_records_20mb": (_write("c.log", docker_records(20 << 20)), 2, "no SGLang start-up in the log"),
+    "docker_cut_records_gz_200mb": (_gzipped("d.log.gz", 200 << 20), 2, "no SGLang start-up in the log"),
+}  # fmt: skip

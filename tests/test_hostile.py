@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,20 @@ import pytest
 from click.testing import CliRunner
 
 from sgtrace.cli import cli
+from sgtrace.run.events import classify
+from sgtrace.run.lines import MAX_LINE, clean, unwrapped
+from sgtrace.run.messages import MESSAGES, by_name, read
+from sgtrace.run.stream import relevant_lines
 from sgtrace.sources import sample_tree
-from tests.hostile_cases import BASELINES, EXPLAIN_DOORS
+from tests.hostile_cases import (
+    BASELINES,
+    EXPLAIN_DOORS,
+    LINE_WORST,
+    LOGS,
+    docker_records,
+    pieces_of,
+    repeated,
+)
 
 TRAP = """\
 import pathlib
@@ -279,3 +292,116 @@ def test_a_tree_with_no_budget_formula_says_so(tmp_path: Path) -> None:
         "mem_fraction_static"
     ]
     assert "it needs ." not in out.stdout and "No budget formula was found" in out.stdout
+
+
+def _seconds(work: Callable[[Any], object], argument: Any, runs: int = 3) -> float:
+    """The least time of *runs* runs of *work* on *argument* (the least is the one the machine's other load
+    disturbed least)."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        work(argument)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _linear(read: Callable[[Any], object], make: Callable[[int], Any]) -> None:
+    """Fails if *read* takes 8 times as long on four times the input *make* makes (a linear reading takes 4 times,
+    a quadratic one 16): on 16 KB and 64 KB first, so that a quadratic reading fails in seconds rather than runs
+    for an hour, then on a megabyte and four. Under 50 ms is taken as 50 ms: too short to compare on a busy machine
+    (a quadratic reading of a megabyte takes minutes)."""
+    for size in (1 << 14, 1 << 20):
+        one, four = make(size), make(4 * size)
+        small = _seconds(read, one)
+        large = _seconds(read, four, runs=2)
+        assert large < 8 * max(small, 0.05), f"{small:.3f} s on {size >> 10} KB, {large:.3f} s on four times that"
+
+
+@pytest.mark.parametrize("name", [m.name for m in MESSAGES])
+def test_each_message_reads_a_line_in_linear_time(name: str) -> None:
+    """Each pattern of the table on a megabyte of its worst piece repeated (its words, or a form cut at a word):
+    'Capture ' 50,000 times on a line ran past 60 s, a KV line's figures repeated grew with the cube."""
+    message = by_name(name)
+    worst = max(
+        pieces_of(message), key=lambda piece: _seconds(lambda text: read(message, text), repeated(piece, 1 << 14))
+    )
+    _linear(lambda text: read(message, text), lambda size: repeated(worst, size))
+
+
+@pytest.mark.parametrize("name", sorted(LINE_WORST))
+def test_a_line_is_cleaned_and_classified_in_linear_time(name: str) -> None:
+    """A line's prefixes, the fields of a server_args= line (a field's pattern tried at each place a field could
+    begin: 43 s on 100 KB), a launch command's words: each read in time linear in the line."""
+    _linear(lambda text: classify(clean(1, text)), LINE_WORST[name])
+
+
+def test_docker_pieces_are_joined_in_linear_time_and_kept_to_a_line_s_bound() -> None:
+    """docker's json-file records of one line are joined in one join, not by adding each to the text so far (20 MB
+    of them took minutes), and the line is kept to MAX_LINE characters."""
+
+    def joined(data: bytes) -> list[tuple[int, str]]:
+        return list(unwrapped(enumerate(data.decode().splitlines(), 1)))
+
+    _linear(joined, docker_records)
+    (line,) = joined(docker_records(4 << 20))
+    assert line[0] == 1 and len(line[1]) == MAX_LINE
+    (read_line,) = relevant_lines(docker_records(4 << 20))
+    assert len(read_line.text) <= MAX_LINE
+
+
+def test_a_compressed_log_of_cut_records_is_read_in_linear_time() -> None:
+    """A gzip of cut records (a 499 KB .gz of 200 MB ran past 60 s) is read as a stream in time linear in what it
+    decompresses to; the bound on that size holds too."""
+    import gzip
+
+    from sgtrace.run.lines import LogError
+
+    _linear(lambda data: list(relevant_lines(data)), lambda size: gzip.compress(docker_records(size), 1))
+    with pytest.raises(LogError, match="larger than 2 MB once decompressed"):
+        list(relevant_lines(gzip.compress(docker_records(4 << 20), 1), max_bytes=2 << 20))
+
+
+def _measured(arguments: list[str]) -> tuple[int, str, float, int]:
+    """sgtrace in a fresh process held to 1 GiB of address space: its exit code, its stderr, seconds, and the most
+    memory it held (KiB)."""
+    import resource
+    import tempfile
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    with tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sgtrace", *arguments], stdout=subprocess.DEVNULL, stderr=err, preexec_fn=bounded
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        took = time.monotonic() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return process.returncode, err.read().decode(errors="replace"), took, usage.ru_maxrss
+
+
+@pytest.mark.skipif(os.name != "posix", reason="address-space limits and wait4")
+@pytest.mark.parametrize("command", ["explain", "check"])
+@pytest.mark.parametrize("case", sorted(LOGS))
+def test_a_hostile_log_is_answered_in_seconds_and_little_memory(
+    tmp_path: Path, gated: tuple[Path, dict[str, Any]], case: str, command: str
+) -> None:
+    """Each log of the issue that took from 43 s to past 60 s (a 100 KB server_args= line, 'Capture ' 50,000 times,
+    20 MB of docker's cut records, a .gz of 200 MB of them) is a clear answer: measured 0.6 to 1.6 s of CPU and
+    under 60 MiB on 2 busy cores; the bound here leaves room for a slow machine."""
+    make, code, words = LOGS[case]
+    log = make(tmp_path)
+    if command == "explain":
+        arguments = ["explain", str(sample_tree())]
+    else:
+        arguments = ["check", str(gated[0]), "--baseline", str(tmp_path / "baseline.json")]
+        (tmp_path / "baseline.json").write_text(json.dumps(gated[1]))
+    done, stderr, took, kib = _measured([*arguments, "--no-cache", "--log", log, "--set", "mem_fraction_static=0.88"])
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr[-2000:]
+    if command == "explain":
+        assert done == code and words in stderr.strip().splitlines()[-1], stderr[-2000:]
+    else:
+        assert done in (0, 1, 2), stderr[-2000:]
+    assert took < 20 and kib < 300 << 10, (took, kib)

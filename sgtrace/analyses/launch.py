@@ -20,7 +20,7 @@ from sgtrace.analyses.release_args import ReleaseArgs
 from sgtrace.bounded import load_json
 from sgtrace.model import SourceFile
 from sgtrace.run.lines import parse_value
-from sgtrace.run.messages import COMMAND
+from sgtrace.run.messages import command
 
 _VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 
@@ -46,8 +46,8 @@ class Configuration:
 def read_command(text: str, args: ReleaseArgs) -> Configuration:
     """The arguments of the launch command in *text* (a unit file, a script, ``ps`` output, or the command)."""
     joined = re.sub(r"\\\r?\n", " ", text)  # a unit file's or a script's continued lines
-    found = next((m for line in joined.splitlines() if (m := COMMAND.search(line))), None)
-    tail = found.group("args") if found else joined.strip()
+    found = next((shown for line in joined.splitlines() if (shown := command(line)) is not None), None)
+    tail = found if found is not None else joined.strip()
     try:
         tokens = shlex.split(tail, comments=False)
     except ValueError as exc:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from sgtrace.run.lines import LogLine, server_args
 from sgtrace.run.messages import (
-    COMMAND,
     MESSAGES,
     SERVICE_STARTED,
     SERVICE_STOPPED,
@@ -24,7 +23,10 @@ from sgtrace.run.messages import (
     Phase,
     Pool,
     Speaks,
+    command,
     figures,
+    label,
+    read,
 )
 
 _SERVICE_UNITS = ("", "systemd", "init.scope")
@@ -77,14 +79,12 @@ def classify(line: LogLine) -> Event | None:
         if line.unit and text.startswith(SERVICE_STOPPED):
             return Event(Kind.SERVICE_STOP, line)
     for message in MESSAGES:
-        if message.literal and message.literal not in text:
-            continue
-        match = message.pattern.search(text)
+        match = read(message, text)
         if match is not None:
             return _event(message, match, line)
-    command = COMMAND.search(text)
-    if command:
-        return Event(Kind.COMMAND, line, detail=command.group("args").strip())
+    arguments = command(text)
+    if arguments is not None:
+        return Event(Kind.COMMAND, line, detail=arguments.strip())
     version = VERSION.search(text)
     if version:
         return Event(Kind.VERSION, line, detail=version.group("version"))
@@ -109,8 +109,7 @@ def _event(message: Message, match: re.Match[str], line: LogLine) -> Event | Non
         split = "k_gb" in numbers and "v_gb" in numbers
         if split:
             numbers["kv_gb"] = round(numbers.pop("k_gb") + numbers.pop("v_gb"), 2)
-        label = (match.groupdict().get("label") or "").strip().lower()
-        if "draft" in label:
+        if "draft" in label(line.text, match.start()):
             speaks = Speaks.DRAFT
     if message.pool is Pool.MAMBA:
         parts = ("conv_gb", "ssm_gb", "intermediate_ssm_gb", "intermediate_conv_gb")

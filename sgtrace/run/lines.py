@@ -15,8 +15,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-_ARGUMENT = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,()\[\]{}]+)(?=,\s*\w+=|$)")
+#: A piece of a dataclass's repr: a run of plain characters, a quoted string (its end may be cut off), or one
+#: character (a bracket, a comma). Each pattern reads its piece once, with no backtracking to speak of.
+_PIECE = re.compile(r"""[^,'"()\[\]{}]+|'[^'\\]*(?:\\.[^'\\]*)*(?:'|\\)?|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\)?|.""", re.S)
+#: A field's name, at the start of its piece of the repr.
+_NAME = re.compile(r"\s*(\w+)=")
+#: A scalar value: one quoted string, or plain characters with no bracket.
+_SCALAR = re.compile(r"""(?:'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")\s*|[^,()\[\]{}]+""")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: A line longer than this is cut there (the rest of it is skipped). The longest line of a start-up SGLang
+#: prints, its server_args=, is 14 KB in the corpus of real logs (a request's dump, no start-up's line, 230 KB);
+#: the patterns read a line in linear time, and this bounds that time (0.4 s at most) and the memory a line takes.
+MAX_LINE = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,27 +122,43 @@ def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, JSON records given as the text their tool prints.
 
     docker's json-file cuts a line longer than 16 KB into records without the final newline:
-    they are joined again, under the number of the first.
+    they are joined again, under the number of the first, in one join of their pieces (adding each
+    piece to the text so far copied it again: 20 MB of cut records took minutes). A line is kept to its
+    first MAX_LINE characters, however many pieces it came in.
     """
-    pending: tuple[int, str] | None = None
+    pending: _Pieces | None = None
     for number, raw in numbered:
         record = _record(raw)
         if record is None:
             if pending is not None:
-                yield pending
+                yield pending.line()
                 pending = None
-            yield number, raw
+            yield number, raw[:MAX_LINE]
             continue
         prefix, text, whole = record
-        if pending is not None:
-            number, text = pending[0], pending[1] + text  # a continuation: the first piece's prefix stands
-        else:
-            text = prefix + text
-        pending = None if whole else (number, text)
+        if pending is None:
+            pending = _Pieces(number, prefix)
+        pending.add(text)  # a continuation: the first piece's prefix stands
         if whole:
-            yield number, text
+            yield pending.line()
+            pending = None
     if pending is not None:
-        yield pending
+        yield pending.line()
+
+
+class _Pieces:
+    """The pieces of one line docker cut, kept up to MAX_LINE characters in all."""
+
+    def __init__(self, number: int, prefix: str) -> None:
+        self.number, self.pieces, self.room = number, [prefix[:MAX_LINE]], MAX_LINE - min(len(prefix), MAX_LINE)
+
+    def add(self, text: str) -> None:
+        if self.room > 0:
+            self.pieces.append(text[: self.room])
+            self.room -= len(self.pieces[-1])
+
+    def line(self) -> tuple[int, str]:
+        return self.number, "".join(self.pieces)
 
 
 #: A verbose record's time (with the zone), as its head begins.
@@ -301,12 +327,35 @@ def server_args(match: re.Match[str]) -> tuple[dict[str, float | str | bool | No
     """The scalar arguments of a ``server_args=ServerArgs(...)`` message (*match*: the table's pattern on it), and,
     for a line cut short, the last field it holds whole ("-" for none; "" for a whole line)."""
     arguments = match.group("arguments")
-    found = list(_ARGUMENT.finditer(arguments))
+    found = list(_fields(arguments))
     cut = match.group("closed") is None
-    if cut and found and found[-1].end() >= len(arguments.rstrip()):
+    if cut and found and found[-1][2] >= len(arguments.rstrip()):
         found.pop()  # the line is cut short in its last field: its value may be too (0.88 cut to 0.8)
-    last = (found[-1].group(1) if found else "-") if cut else ""
-    return {m.group(1): parse_value(m.group(2).strip()) for m in reversed(found)}, last
+    last = (found[-1][0] if found else "-") if cut else ""
+    return {name: parse_value(value.strip()) for name, value, _ in reversed(found)}, last
+
+
+def _fields(arguments: str) -> Iterator[tuple[str, str, int]]:
+    """(name, value, end) of each scalar field ``name=value`` at the top level of a repr's arguments, in one pass
+    over its pieces (a regular expression that tried each place a field could begin took 43 s on a line of
+    100 KB); a field whose value is a list, a dict or an object is left out."""
+    depth, start = 0, 0
+    for piece in _PIECE.finditer(arguments):
+        char = piece.group()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            yield from _field(arguments, start, piece.start())
+            start = piece.end()
+    yield from _field(arguments, start, len(arguments))
+
+
+def _field(arguments: str, start: int, end: int) -> Iterator[tuple[str, str, int]]:
+    name = _NAME.match(arguments, start, end)
+    if name is not None and _SCALAR.fullmatch(arguments, name.end(), end):
+        yield name.group(1), arguments[name.end() : end], end
 
 
 def parse_value(text: str) -> float | str | bool | None:

@@ -10,6 +10,11 @@ releases the tests fetch, and that every message those releases print about memo
 weights is in the table.
 
 The table is ordered: a line is the first message whose pattern matches it.
+
+Every pattern reads a line in time linear in its length (``tests/test_hostile.py`` checks each on a megabyte
+of its worst case): after a bounded head (the message's words), each figure is an optional lookahead from the
+same place, never a chain of ``.*?`` that backtracks into the one before it, and the figures a message cannot
+be without (``needs``) are checked on the match. So the first place the head is found decides the line.
 """
 
 from __future__ import annotations
@@ -121,6 +126,9 @@ class Message:
     description: str = ""
     #: The forms SGLang's code prints it in, placeholders ``{}`` (none for lines SGLang does not print).
     forms: tuple[str, ...] = ()
+    #: The sets of groups of which one must be matched whole for a line to be this message (none: the head is
+    #: enough).
+    needs: tuple[tuple[str, ...], ...] = ()
 
 
 _N = r"(-?[0-9]+(?:\.[0-9]+)?)"  # a number as SGLang prints it (a profile may be negative)
@@ -131,7 +139,9 @@ def _n(name: str) -> str:
 
 
 def _then(words: str, group: str, unit: str = "GB") -> str:
-    """A figure anywhere after this point of the line, if the line has it (any order among such figures)."""
+    """A figure anywhere after this point of the line, if the line has it (any order among such figures).
+
+    A lookahead from one place: it scans the rest of the line once and is never backtracked into."""
     return rf"(?:(?=.*?{words}{_n(group)}\s*{unit}))?"
 
 
@@ -207,7 +217,8 @@ MESSAGES: tuple[Message, ...] = (
         "init_end",
         Kind.OTHER,
         "Init torch distributed ends",
-        re.compile(r"Init torch distributed ends\..*?mem usage=" + _n("used") + r"\s*GB"),
+        re.compile(r"Init torch distributed ends\." + _then("mem usage=", "used")),
+        needs=(("used",),),
         description="the distributed init's own memory (read with the init's line)",
         forms=(
             "Init torch distributed ends. mem usage={} GB",
@@ -218,8 +229,9 @@ MESSAGES: tuple[Message, ...] = (
         "baseline",
         Kind.STEP,
         "Memory baseline taken",
-        re.compile(r"Memory baseline taken\..*?mem usage=" + _n("used") + r"\s*GB"),
+        re.compile(r"Memory baseline taken\." + _then("mem usage=", "used")),
         phase=Phase.INIT,
+        needs=(("used",),),
         description="a model runner begins: the memory baseline it takes (newer releases)",
         forms=("Memory baseline taken. mem usage={} GB",),
     ),
@@ -227,7 +239,7 @@ MESSAGES: tuple[Message, ...] = (
         "load_begin",
         Kind.STEP,
         "Load weight begin",
-        re.compile(r"Load weight begin\.(?:.*?(?i:avail mem)=" + _n("avail") + r"\s*GB)?"),
+        re.compile(r"Load weight begin\." + _then("(?i:avail mem)=", "avail")),
         (_gb("avail", "avail_before_weights_gb"),),
         Phase.LOAD_BEGIN,
         description="the weights begin to load: the GPU memory free before them",
@@ -249,8 +261,11 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "Load weight end",
         re.compile(
-            r"Load weight end\.(?:.*?elapsed=" + _n("elapsed") + r"\s*s)?(?:.*?(?i:type)=(?P<type>\w+))?"
-            r"(?:.*?(?i:avail mem)=" + _n("avail") + r"\s*GB)?(?:.*?mem usage=" + _n("used") + r"\s*GB)?"
+            r"Load weight end\."
+            + _then("elapsed=", "elapsed", "s")
+            + r"(?:(?=.*?(?i:type)=(?P<type>\w+)))?"
+            + _then("(?i:avail mem)=", "avail")
+            + _then("mem usage=", "used")
         ),
         (
             Figure("elapsed", "elapsed", "s"),
@@ -272,16 +287,15 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "Post-capture KV sizing: draft KV cache allocated",
         re.compile(
-            r"Post-capture KV sizing: draft KV cache allocated\..*?#tokens:\s*"
-            + _n("tokens")
-            + r".*?KV size:\s*"
-            + _n("kv")
-            + r"\s*GB"
+            r"Post-capture KV sizing: draft KV cache allocated\."
+            + _then(r"#tokens:\s*", "tokens", "")
+            + _then(r"KV size:\s*", "kv")
         ),
         (Figure("tokens", "kv_tokens", "tokens"), _gb("kv", "kv_gb")),
         Phase.POOL,
         Speaks.DRAFT,
         Pool.KV,
+        needs=(("tokens", "kv"),),
         description="the draft's KV cache, sized after the graphs were captured",
         forms=("Post-capture KV sizing: draft KV cache allocated. dtype: {}, #tokens: {}, KV size: {} GB",),
     ),
@@ -290,18 +304,16 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "Post-capture KV sizing: KV cache allocated",
         re.compile(
-            r"Post-capture KV sizing: KV cache allocated\..*?#tokens:\s*"
-            + _n("tokens")
-            + r".*?KV size:\s*"
-            + _n("kv")
-            + r"\s*GB(?:.*?avail mem="
-            + _n("avail")
-            + r"\s*GB)?"
+            r"Post-capture KV sizing: KV cache allocated\."
+            + _then(r"#tokens:\s*", "tokens", "")
+            + _then(r"KV size:\s*", "kv")
+            + _then("avail mem=", "avail")
         ),
         (Figure("tokens", "kv_tokens", "tokens"), _gb("kv", "kv_gb"), _gb("avail", "left_gb")),
         Phase.POOL,
         Speaks.TARGET,
         Pool.KV,
+        needs=(("tokens", "kv"),),
         description="the KV cache, sized after the graphs were captured (newer releases, when enabled)",
         forms=("Post-capture KV sizing: KV cache allocated. dtype: {}, #tokens: {}, KV size: {} GB, avail mem={} GB",),
     ),
@@ -317,21 +329,16 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "KV Cache is allocated",
         re.compile(
-            r"(?P<label>[\w .-]*?)\s*KV Cache is allocated\.(?:.*?dtype:\s*(?P<dtype>[\w.]+),)?(?:.*?#tokens:\s*"
-            + _n("tokens")
-            + ")?"
-            + r"(?:.*?K size:\s*"
-            + _n("k")
-            + r"\s*GB.*?V size:\s*"
-            + _n("v")
-            + r"\s*GB"
-            + r"|.*?KV size:\s*"
-            + _n("kv")
-            + r"\s*GB)"
+            r"KV Cache is allocated\.(?:(?=.*?dtype:\s*(?P<dtype>[\w.]+),))?"
+            + _then(r"#tokens:\s*", "tokens", "")
+            + _then(r"\bK size:\s*", "k")
+            + _then(r"\bV size:\s*", "v")
+            + _then(r"KV size:\s*", "kv")
         ),
         (Figure("tokens", "kv_tokens", "tokens"), _gb("k", "k_gb"), _gb("v", "v_gb"), _gb("kv", "kv_gb")),
         Phase.POOL,
         pool=Pool.KV,
+        needs=(("k", "v"), ("kv",)),
         description="a KV cache is allocated: its tokens, K and V sizes (or one KV size, MLA)",
         forms=(
             "KV Cache is allocated. #tokens: {}, K size: {} GB, V size: {} GB",
@@ -367,15 +374,12 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "Mamba Cache is allocated",
         re.compile(
-            r"Mamba Cache is allocated\.(?:.*?max_mamba_cache_size:\s*"
-            + _n("slots")
-            + r")?.*?conv_state size:\s*"
-            + _n("conv")
-            + r"\s*GB.*?ssm_state size:\s*"
-            + _n("ssm")
-            + r"\s*GB"
-            r"(?:.*?intermediate_ssm_state_cache size:\s*" + _n("inter_ssm") + r"\s*GB)?"
-            r"(?:.*?intermediate_conv_window_cache size:\s*" + _n("inter_conv") + r"\s*GB)?"
+            r"Mamba Cache is allocated\."
+            + _then(r"max_mamba_cache_size:\s*", "slots", "")
+            + _then(r"\bconv_state size:\s*", "conv")
+            + _then(r"\bssm_state size:\s*", "ssm")
+            + _then(r"intermediate_ssm_state_cache size:\s*", "inter_ssm")
+            + _then(r"intermediate_conv_window_cache size:\s*", "inter_conv")
         ),
         (
             Figure("slots", "mamba_slots", "tokens"),
@@ -386,6 +390,7 @@ MESSAGES: tuple[Message, ...] = (
         ),  # fmt: skip
         Phase.POOL,
         pool=Pool.MAMBA,
+        needs=(("conv", "ssm"),),
         description="the state of Mamba / linear-attention layers (its conv and ssm states, and their drafts')",
         forms=(
             "Mamba Cache is allocated. conv_state size: {}GB, ssm_state size: {}GB",
@@ -401,14 +406,14 @@ MESSAGES: tuple[Message, ...] = (
         re.compile(
             r"SWAKVPool mem usage:\s*"
             + _n("gb")
-            + r"\s*GB.*?swa size:\s*"
-            + _n("swa")
-            + r".*?full size:\s*"
-            + _n("full")
+            + r"\s*GB"
+            + _then(r"swa size:\s*", "swa", "")
+            + _then(r"full size:\s*", "full", "")
         ),  # fmt: skip
         (_gb("gb", "swa_pool_gb"), Figure("swa", "swa_tokens", "tokens"), Figure("full", "full_tokens", "tokens")),
         Phase.POOL,
         pool=Pool.SWA_TOTAL,
+        needs=(("swa", "full"),),
         description="a sliding-window model's two KV pools together (full and window layers)",
         forms=(
             "SWAKVPool mem usage: {} GB, swa size: {}, full size: {}",
@@ -420,14 +425,14 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "window memory pool",
         re.compile(
-            r"[Ss]liding window memory pool(?: \(all SWA\))?\.(?:.*?full_layer_tokens="
-            + _n("full")
-            + r")?.*?swa_layer_tokens="
-            + _n("swa")
+            r"[Ss]liding window memory pool(?: \(all SWA\))?\."
+            + _then("full_layer_tokens=", "full", "")
+            + _then("swa_layer_tokens=", "swa", "")
         ),  # fmt: skip
         (Figure("full", "full_tokens", "tokens"), Figure("swa", "swa_tokens", "tokens")),
         Phase.POOL,
         pool=Pool.SWA_TOKENS,
+        needs=(("swa",),),
         description="a sliding-window model's pools: tokens of its full and window layers",
         forms=(
             "Use Sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
@@ -439,9 +444,10 @@ MESSAGES: tuple[Message, ...] = (
         "pool_end",
         Kind.STEP,
         "Memory pool end",
-        re.compile(r"Memory pool end\..*?avail mem=" + _n("avail") + r"\s*GB"),
+        re.compile(r"Memory pool end\." + _then("avail mem=", "avail")),
         (_gb("avail", "avail_after_pool_gb"),),
         Phase.POOL_END,
+        needs=(("avail",),),
         description="a model's pools are allocated: the memory free after them",
         forms=("Memory pool end. avail mem={} GB",),
     ),
@@ -449,7 +455,9 @@ MESSAGES: tuple[Message, ...] = (
         "capture_begin",
         Kind.STEP,
         "Capture ",
-        re.compile(r"(?P<which>Capture [\w -]*?(?:graph|draft extend)) begin\b" + _then("avail mem=", "avail"), re.I),
+        re.compile(
+            r"(?P<which>Capture +(?:[\w-]+ +){0,8}?(?:graph|draft extend)) begin\b" + _then("avail mem=", "avail"), re.I
+        ),
         (_gb("avail", "left_gb"),),
         Phase.CAPTURE_BEGIN,
         description="a graph capture begins and ends: the memory it took, the memory left",
@@ -460,7 +468,7 @@ MESSAGES: tuple[Message, ...] = (
         Kind.STEP,
         "Capture ",
         re.compile(
-            r"(?P<which>Capture [\w -]*?(?:graph|draft extend)) end\b"
+            r"(?P<which>Capture +(?:[\w-]+ +){0,8}?(?:graph|draft extend)) end\b"
             + _then(r"(?:elapsed[=:]|Time elapsed:)\s*", "elapsed", "s")
             + _then("mem usage=", "used")
             + _then("avail mem=", "avail"),
@@ -556,8 +564,9 @@ MESSAGES: tuple[Message, ...] = (
         Kind.DEATH,
         "",
         re.compile(
-            r"Not enough GPU memory for hybrid|state cache is too small to serve|pool cap \(.*?\) leaves no room"
-            r"|cannot fit ONE worst-case request|int8 mamba checkpoint pool needs"
+            r"Not enough GPU memory for hybrid|state cache is too small to serve"
+            r"|pool cap \([^()]{0,200}\) leaves no room|cannot fit ONE worst-case request"
+            r"|int8 mamba checkpoint pool needs"
         ),
         description="SGLang's verdict, and the start-up's death: no room for a pool's state, window or cap",
         forms=(
@@ -582,7 +591,7 @@ MESSAGES: tuple[Message, ...] = (
         "graph_failed",
         Kind.DEATH,
         "graph failed",
-        re.compile(r"Capture (?:[\w-]+ )*?(?:cuda|CUDA|cpu|CPU) graph failed"),
+        re.compile(r"Capture (?:[\w-]+ ){0,6}?(?:cuda|CUDA|cpu|CPU) graph failed"),
         description="the start-up died capturing a graph (SGLang suggests a smaller --mem-fraction-static)",
         forms=(
             "Capture cuda graph failed: {} Possible solutions:...",
@@ -664,7 +673,7 @@ MESSAGES: tuple[Message, ...] = (
         re.compile(
             r"Traceback \(most recent call last\)|hit an exception|Received sigquit"
             r"|Main process exited, code=(?!exited, status=0)|Failed with result|out of memory(?! happened)"
-            r"|OutOfMemoryError|CUDA Error: .+ \(\d+\) .+: line \d+ at function"
+            r"|OutOfMemoryError|CUDA Error: .{1,300}? \(\d+\) .{1,300}?: line \d+ at function"
         ),  # 'Decode out of memory happened. #retracted_reqs': the scheduler retracts requests and goes on
         description=(
             "the start-up died: a traceback, an exception in the scheduler, a failed unit, out of memory, a kernel"
@@ -696,12 +705,10 @@ OTHERS = (
 )
 #: Service managers' lines (systemd's, as a journal shows them with the unit ``systemd``).
 SERVICE_STARTED, SERVICE_STOPPED = "Started ", "Stopped "
-#: A launch command, as ps, a unit file or a script shows it.
-#: Not a command: its words quoted in a warning (``'python -m sglang.launch_server' is still supported``), or an
-#: example with placeholders (``Example: sglang serve --model-path <model> [options]``).
-COMMAND = re.compile(
-    r"(?:-m\s+sglang\.launch_server|sglang/launch_server\.py|\bsglang\s+serve)\b(?P<args>(?:\s(?!.*<[\w-]+>).*)?)$"
-)
+#: Where a launch command shows itself, as ps, a unit file or a script shows it (its arguments follow: see command).
+COMMAND = re.compile(r"(?:-m\s+sglang\.launch_server|sglang/launch_server\.py|\bsglang\s+serve)\b")
+#: A placeholder of an example (``<model>``): a line with one after the command's words shows no command.
+_PLACEHOLDER = re.compile(r"<[\w-]+>")
 #: A version of SGLang named in a line: ``sglang==0.5.9``, ``lmsysorg/sglang:v0.5.9-cu129``, ``sglang 0.5.9``.
 VERSION = re.compile(
     r"\bsglang(?:==|:v|-| v?| version:? ?v?)(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+)?)\b", re.IGNORECASE
@@ -730,6 +737,48 @@ LITERALS: tuple[str, ...] = tuple(
         ]  # fmt: skip
     )
 )
+
+
+def read(message: Message, text: str) -> re.Match[str] | None:
+    """The match of *message* on a line's text (its prefixes off), None if the line is not that message.
+
+    The first place the message's head is found decides: a figure it needs missing there, the line is not it
+    (trying every later place again would cost time quadratic in the line)."""
+    if message.literal and message.literal not in text:
+        return None
+    match = message.pattern.search(text)
+    if match is None or not (not message.needs or any(all(match[g] is not None for g in n) for n in message.needs)):
+        return None
+    return match
+
+
+#: What a KV pool line says before its words (``Draft KV Cache is allocated``), read backwards from them.
+_LABEL = re.compile(r"[\w .-]*\s*$")
+
+
+def label(text: str, head: int) -> str:
+    """The words just before *head* (at most 80 characters) that say whose pool a line allocates."""
+    found = _LABEL.search(text, max(0, head - 80), head)
+    return found.group().strip().lower() if found else ""
+
+
+def command(text: str) -> str | None:
+    """The arguments of the launch command a line shows ("" for none), None if it shows none.
+
+    Not a command: its words quoted in a warning (``'python -m sglang.launch_server' is still supported``: the
+    words are followed by neither the line's end nor a space), or an example with placeholders after them
+    (``Example: sglang serve --model-path <model> [options]``). One pass for the placeholders and one for the
+    words: linear in the line, however often it repeats them."""
+    placeholder = -1
+    for placeholder_match in _PLACEHOLDER.finditer(text):
+        placeholder = placeholder_match.start()
+    for found in COMMAND.finditer(text):
+        end = found.end()
+        if end == len(text):
+            return ""
+        if text[end].isspace() and placeholder <= end:
+            return text[end + 1 :]
+    return None
 
 
 def known(text: str) -> Message | str | None:

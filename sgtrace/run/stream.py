@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO, cast
 
-from sgtrace.run.lines import FIELD_RECORDS, LogError, LogLine, clean, field_records, unwrapped
+from sgtrace.run.lines import FIELD_RECORDS, MAX_LINE, LogError, LogLine, clean, field_records, unwrapped
 from sgtrace.run.messages import LITERALS
 
 
@@ -38,8 +38,6 @@ def _rare(word: str) -> str:
 DEFAULT_MAX_BYTES = 2 << 30
 #: Bytes read at a time.
 _BLOCK = 1 << 20
-#: A line longer than this is cut there (the rest of it is skipped).
-MAX_LINE = 1 << 20
 #: Bytes of the head judged for binary data.
 _HEAD = 1 << 16
 #: Lines that can matter to a start-up: the words of every message of the table (messages.LITERALS), and
