@@ -6,6 +6,7 @@ from __future__ import annotations
 from sgtrace.analyses.evaluate import Code
 from sgtrace.analyses.order import loads_before_sizing
 from sgtrace.analyses.reached import Call, Paths
+from sgtrace.model import SourceFile
 
 SIZING = ("pkg/srt/mem/config.py", "Config.size")
 #: The server's entry loads the target (line 12) and a draft (line 15), then sizes the pool (line 20); another
@@ -55,3 +56,25 @@ def test_a_way_in_under_a_condition_false_for_the_run_is_not_taken() -> None:
     )})  # fmt: skip
     order = loads_before_sizing(Code([]), [SIZING], REACH, unloaded, lambda text, path, line: (False, ""))
     assert order is not None and [load.where for load in order.before] == ["pkg/srt/server.py:12"]
+
+
+def test_a_checkouts_paths_name_the_program_by_its_packages() -> None:
+    """In a checkout the package is under python/ (``python/pkg/srt/...``): the way in of the sizing's own
+    program is still the one from its part of the package (``pkg.srt``), not another program's whose path sorts
+    first (``pkg.gen``), as in the wheel."""
+
+    def moved(key: tuple[str, str]) -> tuple[str, str]:
+        return (f"python/{key[0]}", key[1])
+
+    def call(c: Call) -> Call:
+        return Call(f"python/{c.path}", c.function, c.line, c.guard)
+
+    reach = Paths({moved(k): tuple(map(call, v)) for k, v in REACH.callers.items()})
+    loads = Paths({moved(k): tuple(map(call, v)) for k, v in LOADS.callers.items()})
+    paths = {p for k, v in reach.callers.items() for p in (k[0], *(c.path for c in v))} | {k[0] for k in loads.callers}
+    files = [SourceFile(f"/x/{p}", p, p.removeprefix("python/").removesuffix(".py").replace("/", ".")) for p in paths]
+    order = loads_before_sizing(Code(files), [moved(SIZING)], reach, loads)
+    assert order is not None and order.draft_first, order
+    assert [load.where for load in order.before] == ["python/pkg/srt/server.py:12", "python/pkg/srt/server.py:15"]
+    # by the paths alone (no module names), python/ is the program's first folder and the other program wins
+    assert not loads_before_sizing(Code([]), [moved(SIZING)], reach, loads).draft_first  # type: ignore[union-attr]

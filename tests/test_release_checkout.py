@@ -164,6 +164,7 @@ def test_explain_of_a_journal_equals_the_package(layout: tuple[Path, Path], cach
         args = ["explain", str(root), "--log", journal, "--format", "json", "--cache-dir", str(cache)]
         data: dict[str, Any] = json.loads(CliRunner().invoke(cli, args).stdout)
         data.pop("root")
+        data.pop("tree")  # which tree was read: a folder and a checkout (tests/test_identity.py)
         return data
 
     expected = explained(package)
@@ -206,6 +207,9 @@ def test_a_checkout_of_each_named_release_explains_as_its_wheel(version: str, tm
 
     expected = explained(package)
     got = json.loads(json.dumps(explained(tree)).replace("python/sglang/", "sglang/"))
+    # the answer names what it read: the checkout by its commit, the wheel's folder as a folder
+    assert got.pop("tree")["commit"] == checkout.git(tree, "rev-parse", "HEAD").strip()
+    assert expected.pop("tree")["commit"] is None
     assert expected["kv_budget_gb"] is not None and expected["steps"], (version, expected["missing"])
     for field in ("caps", "steps", "kv_budget_gb", "predicted_tokens", "cell", "order", "inputs", "missing"):
         assert got[field] == expected[field], (version, field)

@@ -97,6 +97,7 @@ ADDED: dict[tuple[str, str], dict[Cap, str]] = {
         (_CONFIGURATOR, 3214): "new cap_tokens limit in config_from_budget",
         (_CONFIGURATOR, 710): "new: a draft worker's virtual id space rounded to pages",
         (_CONFIGURATOR, 735): "new: a draft worker's virtual id space rounded to pages (HiSparse)",
+        (_POOLS, 1667): "new DeepSeek V4 pool configurator: its state for the requests the budget admits, reserved",
         (_POOLS, 1669): "new DeepSeek V4 pool configurator",
         (_POOLS, 1677): "new DeepSeek V4 pool configurator",
         (_POOLS, 1464): "new DeepSeek V4 pool configurator",

@@ -113,7 +113,9 @@ def loads_before_sizing(
         # does another program of the package that builds them (a diffusion pipeline beside the server)
         found = [way for way in ways.up(key, ()) if not _aside(way.root[0])]
         if found:
-            first = min(found, key=lambda w: (-_kin(w.root[0], key[0]), w.root, w.lines))
+            first = min(
+                found, key=lambda w: (-_kin(_package(code, w.root[0]), _package(code, key[0])), w.root, w.lines)
+            )
             return Order(tuple(first.loads), f"{key[0]}:{key[1]}")
     return None
 
@@ -122,11 +124,20 @@ def loads_before_sizing(
 PROGRAM_DEPTH = 2
 
 
-def _kin(entry: str, sizing: str) -> int:
-    """How many of the folders that name the sizing's program (at most PROGRAM_DEPTH) *entry* shares: a way in
-    from the sizing's own part of the package (``sglang/srt/managers/scheduler.py`` for a sizing in
-    ``sglang/srt/mem_cache``) is its program's, one from another part (``sglang/multimodal_gen``) is not."""
-    return len(os.path.commonprefix([entry.split("/")[:-1], sizing.split("/")[:-1][:PROGRAM_DEPTH]]))
+def _kin(entry: list[str], sizing: list[str]) -> int:
+    """How many of the packages that name the sizing's program (at most PROGRAM_DEPTH) *entry* shares: a way in
+    from the sizing's own part of the package (``sglang.srt.managers`` for a sizing in ``sglang.srt.mem_cache``)
+    is its program's, one from another part (``sglang.multimodal_gen``) is not."""
+    return len(os.path.commonprefix([entry, sizing[:PROGRAM_DEPTH]]))
+
+
+def _package(code: Code, path: str) -> list[str]:
+    """The packages a module is in, by its dotted name (a checkout's ``python/sglang/srt/x.py`` is in ``sglang``,
+    ``srt``, as the wheel's ``sglang/srt/x.py``), else by its path's folders."""
+    source = code.by_path.get(path)
+    if source is not None and source.module:
+        return source.module.split(".")[:-1]
+    return path.split("/")[:-1]
 
 
 @dataclass(frozen=True)
