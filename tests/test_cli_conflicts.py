@@ -91,7 +91,9 @@ def test_conflicting_options_are_a_usage_error_listed_in_help(
     command = args[0]
     code, out, err = sgtrace(*args)
     assert err == f"sgtrace: error: {message} (see 'sgtrace {command} --help')\n"
-    json_asked = "--json" in args or any(a == "--format" and b == "json" for a, b in zip(args, args[1:], strict=False))
+    pairs = list(zip(args, args[1:], strict=False))
+    to_file = any(a in ("-o", "--output") and b != "-" for a, b in pairs)  # an answer asked into a file
+    json_asked = not to_file and ("--json" in args or ("--format", "json") in pairs)
     assert code == 2 and (json.loads(out)["error"]["message"] == err.strip()[16:] if json_asked else out == ""), out
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "cache").exists()
     code, helptext, _ = sgtrace(command, "--help")

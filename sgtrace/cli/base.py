@@ -42,15 +42,16 @@ def _failed(message: str, code: int, params: dict[str, Any] | None = None, argv:
 
 
 def _json_wanted(params: dict[str, Any], argv: Sequence[str]) -> bool:
-    """Whether the command was asked for JSON: by its parsed options, else by the arguments as typed."""
+    """Whether the command was asked for JSON on stdout: by its parsed options, else by the arguments as typed (an
+    answer asked into a file, ``-o FILE``, keeps stdout empty)."""
+    typed = list(argv)
+    pairs = list(zip(typed, typed[1:], strict=False))
+    output = params.get("output")
+    if output not in (None, "-") or any(a in ("-o", "--output") and b != "-" for a, b in pairs):
+        return False
     if params.get("fmt") == "json" or params.get("as_json") is True or params.get("json") is True:
         return True
-    typed = list(argv)
-    return (
-        "--format=json" in typed
-        or "--json" in typed
-        or any(a == "--format" and b == "json" for a, b in zip(typed, typed[1:], strict=False))
-    )
+    return "--format=json" in typed or "--json" in typed or any(a == "--format" and b == "json" for a, b in pairs)
 
 
 def _attribute(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
