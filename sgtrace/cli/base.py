@@ -49,7 +49,7 @@ def _json_wanted(params: dict[str, Any], argv: Sequence[str]) -> bool:
     output = params.get("output")
     if output not in (None, "-") or any(a in ("-o", "--output") and b != "-" for a, b in pairs):
         return False
-    if params.get("fmt") == "json" or params.get("as_json") is True or params.get("json") is True:
+    if params.get("fmt") == "json" or params.get("as_json") is True:
         return True
     return "--format=json" in typed or "--json" in typed or any(a == "--format" and b == "json" for a, b in pairs)
 

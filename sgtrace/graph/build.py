@@ -9,7 +9,7 @@ import networkx as nx
 
 from sgtrace.engine import SGLANG, Engine
 from sgtrace.graph.points import Edge, Point, Scope, scope_of
-from sgtrace.graph.reach import REACH, reach, search, sizing
+from sgtrace.graph.reach import REACH, knobs_combined, reach, search, sizing
 from sgtrace.graph.slicer import Slicer
 from sgtrace.index.exprs import distinct
 from sgtrace.index.project import Project
@@ -60,10 +60,11 @@ def build(
         sliced(slicer.graph)
     slicer.graph.graph[CALLS] = calls_within_classes(project, slicer.graph)
     if with_reach:
-        slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute)
+        knobs = knobs_combined(slicer.graph)  # read once for both searches
+        slicer.graph.graph[REACH] = reach(slicer.calls, slicer.graph, attribute, knobs)
         if loads:
             slicer.graph.graph[LOADS] = search(slicer.calls, list(loads))
-            slicer.graph.graph[SIZING] = sizing(slicer.calls, slicer.graph)
+            slicer.graph.graph[SIZING] = sizing(slicer.calls, slicer.graph, knobs)
     slicer.finish()
     return slicer
 

@@ -70,10 +70,11 @@ _Key = tuple[str, str]
 _Row = tuple[str, str, str, int, tuple[str, ...], tuple[str, ...]]
 
 
-def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str) -> dict[str, object]:
-    """The callers of the functions that may hold a cap, and of theirs, with guards (see the module doc)."""
+def reach(calls: CallIndex, graph: nx.DiGraph, attribute: str, knobs: Knobs | None = None) -> dict[str, object]:
+    """The callers of the functions that may hold a cap, and of theirs, with guards (see the module doc); *knobs*:
+    :func:`knobs_combined` of the graph, when the caller has it already."""
     guards = [(p.path, tuple(a.get("guard") or ())) for p, a in graph.nodes(data=True) if a.get("guard")]
-    return search(calls, candidates(graph, attribute), guards)
+    return search(calls, candidates(graph, attribute, knobs), guards)
 
 
 def search(
@@ -102,14 +103,14 @@ def search(
     }
 
 
-def candidates(graph: nx.DiGraph, attribute: str) -> list[_Key]:
+def candidates(graph: nx.DiGraph, attribute: str, knobs: Knobs | None = None) -> list[_Key]:
     """(path, qualname) of the functions that may hold a cap of *attribute*, whatever the budget knob.
 
     The caps' own definition with every knob a budget: steps on the value's chain (paths that keep to
     matching calls, off other quantities' provenance) downstream of a knob combined with something and
     upstream of the pool's writes, and guarded writes that replace the pool.
     """
-    pool, upstream, copies, combined = _knobs_combined(graph)
+    _, upstream, copies, combined = knobs or knobs_combined(graph)
     derived = reachable(graph, combined - copies)
     found = {p for p in derived & upstream if p.kind in STEP_KINDS}
     found |= {
@@ -117,20 +118,28 @@ def candidates(graph: nx.DiGraph, attribute: str) -> list[_Key]:
         for p in upstream - derived
         if p.kind in ("write", "local") and graph.nodes[p].get("guard") and _pool(graph, p, attribute)
     }
-    return sorted({(p.path, str(graph.nodes[p]["function"])) for p in found if graph.nodes[p].get("function")})
+    return _functions_of(graph, found)
 
 
-def sizing(calls: CallIndex, graph: nx.DiGraph) -> dict[str, object]:
+def sizing(calls: CallIndex, graph: nx.DiGraph, knobs: Knobs | None = None) -> dict[str, object]:
     """The ``REACH`` data searched up from the functions where a knob (or its copy) first meets something on
     the way to the pool's writes: every knob's budget site, where the pool is sized. On a bound of its own:
     ``REACH``'s, spent on every cap's function breadth first, may stop short of the scheduler that calls the
     sizing, and the order of start-up is read from the sizing up."""
-    _, _, _, combined = _knobs_combined(graph)
-    start = sorted({(p.path, str(graph.nodes[p]["function"])) for p in combined if graph.nodes[p].get("function")})
-    return search(calls, start, most=MAX_SIZING_SEARCHED)
+    _, _, _, combined = knobs or knobs_combined(graph)
+    return search(calls, _functions_of(graph, combined), most=MAX_SIZING_SEARCHED)
 
 
-def _knobs_combined(graph: nx.DiGraph) -> tuple[set[Point], set[Point], set[Point], set[Point]]:
+def _functions_of(graph: nx.DiGraph, points: set[Point]) -> list[_Key]:
+    """(path, qualname) of the functions *points* are in, sorted."""
+    return sorted({(p.path, str(graph.nodes[p]["function"])) for p in points if graph.nodes[p].get("function")})
+
+
+#: (the pool's writes, what is upstream of them, the knobs and their copies, where a knob meets something).
+Knobs = tuple[set[Point], set[Point], set[Point], set[Point]]
+
+
+def knobs_combined(graph: nx.DiGraph) -> Knobs:
     """(the pool's writes, what is upstream of them, the knobs and their copies, the points where a knob or
     its copy meets something on the way to the pool)."""
     pool, core = pool_writes(graph)
