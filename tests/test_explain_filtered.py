@@ -398,3 +398,30 @@ def test_a_new_process_id_begins_a_start_up() -> None:
     line = "Feb 28 10:0{}:00 node python3[{}]: [2026-02-28 10:0{}:00 TP0] Load weight begin. avail mem=94.0{} GB"
     runs = split("\n".join([line.format(1, 100, 1, 4), line.format(2, 200, 2, 5)]))
     assert [r.begun_by for r in runs] == ["", "a new process id (200)"]
+
+
+_ELAPSED = re.compile(r"(Time elapsed: |elapsed=)([\d.]+) s")
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(name=st.sampled_from(sorted(JOURNAL_SHAPES)), which=st.integers(0, 10**6), before=st.integers(0, 10**6))
+@example(name="eagle3 journal (the draft loaded before the pools)", which=8, before=3)
+def test_one_process_id_keeps_a_step_in_its_start_up_whatever_its_elapsed_says(
+    name: str, which: int, before: int
+) -> None:
+    """Issue 54's journal: one process id, a rank's end line whose elapsed puts its step's start before another
+    rank's line (SGLang's stamps have whole seconds). Order and clock weigh less than the process: one start-up,
+    its target's weights and pool as the untouched journal gives them."""
+    specs = [spec for spec in JOURNAL_SHAPES[name] if not spec.died][:1]
+    lines = journal(specs)
+    timed = [i for i, line in enumerate(lines) if _ELAPSED.search(line)]
+    at = timed[which % len(timed)]
+    stamped = [i for i in range(at) if _SGLANG_TIME.search(lines[i])]
+    earlier = stamped[before % len(stamped)]
+    stamp = lambda i: datetime.strptime(_SGLANG_TIME.search(lines[i]).group(1), "%Y-%m-%d %H:%M:%S")  # type: ignore[union-attr] # noqa: E731
+    elapsed = (stamp(at) - stamp(earlier)).total_seconds() + 1.0  # its step began a second before that line
+    moved = _ELAPSED.sub(lambda m: f"{m.group(1)}{elapsed:.2f} s", lines[at], count=1)
+    whole, runs = split("\n".join(lines)), split("\n".join([*lines[:at], moved, *lines[at + 1 :]]))
+    assert len(runs) == 1, [r.begun_by for r in runs]
+    assert runs[0].target["weights_gb"].value == whole[0].target["weights_gb"].value
+    assert [pool[:4] for pool in runs[0].pools] == [pool[:4] for pool in whole[0].pools]

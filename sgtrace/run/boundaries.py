@@ -3,7 +3,8 @@
 A new start-up begins only on evidence that a new server process began (RULES, tried in order):
 
 - a service start, or a ``server_args=`` line or launch command after figures;
-- a new process id in the journal's prefix;
+- a new process id in the journal's prefix (and the same one keeps a step in its start-up whatever the
+  order or the clock of the ranks' steps says);
 - a step after the server got ready, stopped, died or printed its scheduler line (only another
   rank's last graph may trail it);
 - SGLang's clock going back more than BACK_S, or a gap longer than the steps between take;
@@ -64,7 +65,15 @@ def boundary(run: Building, event: Event) -> tuple[str, int | None]:
         if not why:
             return "", slot
         whys.append(why)
+    if whys and _one_process(run, event):
+        return "", _slots(run, event)[0]  # one process id: the order of its ranks' steps weighs less
     return whys[0] if whys else f"{event.line.rank or 'the server'} logging '{_what(event)}' again", None
+
+
+def _one_process(run: Building, event: Event) -> bool:
+    """Whether the journal's prefix says *event* comes from the process that logged *run*: a start-up is one
+    process, so the order and the clock of its ranks' steps (whole seconds, an end line's elapsed) weigh less."""
+    return bool(run.pid) and event.line.pid == run.pid
 
 
 def _service(run: Building, event: Event) -> str:
