@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sgtrace.analyses.ledger import ledger
 from sgtrace.cli import cli
 from sgtrace.report.operator_text import BAR_WIDTH, bar, ledger_lines
 from sgtrace.run.startups import facts, pick, split
+from sgtrace.run.stream import relevant_lines
 from sgtrace.sources import sample_tree
 from tests.conftest import FIXTURES
 
@@ -647,3 +648,61 @@ def test_a_hybrid_models_state_pool_is_its_own_row_and_tied_ranks_give_the_bars_
         ("other pool memory", 0.06, "TP0"),
     ]  # fmt: skip
     assert ledger_lines(run, rows)[0] == "memory of one GPU (TP0, the one with the least free):"
+
+
+_REFUSAL = (
+    "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88. Raise"
+    " --mem-fraction-static above 0.913 (minimum viable = 1 - available/pre = 0.9122). If using speculative decoding,"
+    " draft weights are now counted."
+)
+_DIED_AT_WEIGHTS = [
+    "[2026-02-27 16:20:12 TP0] Load weight begin. avail mem=94.04 GB",
+    "[2026-02-27 16:24:15 TP0] Load weight end. elapsed=243.37 s, type=DeepseekV3ForCausalLM, dtype=torch.bfloat16,"
+    " avail mem=21.71 GB, mem usage=72.33 GB.",
+    "[2026-02-27 16:24:16 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/sgl-workspace/sglang/python/sglang/srt/mem_cache/kv_cache_configurator.py", line 3051, in profile',
+    "    raise ValueError(",
+]
+
+
+#: A wrap is known by its head: the line holds the message's first words (messages.WRAP_HEAD).
+_HEAD = len("ValueError: Loaded weights leave")
+
+
+@settings(max_examples=80, deadline=None, database=None, derandomize=True)
+@given(
+    cuts=st.lists(st.integers(_HEAD, len(_REFUSAL) - 1), min_size=1, max_size=2, unique=True), at_spaces=st.booleans()
+)
+def test_sglangs_refusal_wrapped_over_lines_is_its_death_with_its_figures(cuts: list[int], at_spaces: bool) -> None:
+    """Issue 54: the refusal printed over two or three lines, cut anywhere after its first words (a terminal's
+    wrap: the pieces join as they are) or at spaces (an editor's or a page's: the space is lost), is read whole:
+    the start-up died of it, with the fraction it ran and the one SGLang asks for."""
+    if at_spaces:
+        spaces = [i for i, c in enumerate(_REFUSAL) if c == " "]
+        cuts = [min(spaces, key=lambda s: abs(s - cut)) for cut in cuts]
+    pieces, last = [], 0
+    for cut in sorted(set(cuts)):
+        pieces.append(_REFUSAL[last:cut])
+        last = cut + 1 if at_spaces else cut
+    pieces.append(_REFUSAL[last:])
+    assume(all(piece.strip() for piece in pieces))  # a blank line ends a wrap
+    text = "\n".join([*_DIED_AT_WEIGHTS, *pieces])
+    (run,) = split(text)
+    assert split(relevant_lines(text.encode())) == [run]  # the stream's bytes, as a file is read
+    assert run.end.died and run.death is not None and "leave no GPU memory" in run.death[1], (pieces, run.death)
+    assert {name: figure.value for name, figure in run.verdicts.items()} == {
+        "mem_fraction_static": 0.88,
+        "fraction_needed": 0.913,
+    }, pieces
+
+
+def test_a_log_of_sglangs_wrapped_refusal_alone_names_it_and_its_figures_in_text_and_json(tmp_path: Path) -> None:
+    log = tmp_path / "refusal.log"
+    log.write_text("\n".join([*_DIED_AT_WEIGHTS[2:], _REFUSAL[:60], _REFUSAL[60:130], _REFUSAL[130:]]) + "\n")
+    text = CliRunner().invoke(cli, ["explain", "--log", str(log), str(sample_tree())])
+    assert text.exit_code == 2
+    assert "line 4 is SGLang's death 'ValueError: Loaded weights leave no GPU memory" in text.output
+    assert "(mem_fraction_static 0.88, fraction_needed 0.913)" in text.output
+    as_json = CliRunner().invoke(cli, ["explain", "--log", str(log), "--format", "json", str(sample_tree())])
+    assert as_json.exit_code == 2
+    assert "fraction_needed 0.913" in json.loads(as_json.stdout)["error"]["message"]

@@ -125,11 +125,13 @@ def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -
     if not runs:
         words = "no SGLang start-up in the log (no server_args= line, service start or memory figures)"
         if unfiled:
-            first = unfiled[0].line
+            said = max(unfiled, key=lambda event: len(event.figures))  # the verdict with figures, else the first
+            first = said.line
+            figures = ", ".join(f"{name} {value:g}" for name, value in said.figures.items())
             words += (
-                f"; line {first.number} is SGLang's {'death' if unfiled[0].kind is Kind.DEATH else 'verdict'}"
-                f" '{first.text[:160]}', but none of its start-up's lines is in the log (a server run at"
-                " --log-level warning leaves them out: run it at the default, info)"
+                f"; line {first.number} is SGLang's {'death' if said.kind is Kind.DEATH else 'verdict'}"
+                f" '{first.text[:160]}'{f' ({figures})' if figures else ''}, but none of its start-up's lines is in"
+                " the log (a server run at --log-level warning leaves them out: run it at the default, info)"
             )
         raise BadInput(words)
     return runs

@@ -288,10 +288,23 @@ class Building:
             self.died_at = line.seconds if line.seconds is not None else self.last_seconds
             for name, value in event.figures.items():
                 self.verdicts.setdefault(name, (value, line.number))
+        elif event.kind is Kind.DEATH and self.ended.died and event.figures and self._same_death(line):
+            # the exception's own words after its traceback ("ValueError: Loaded weights leave no GPU memory..."):
+            # the death's cause, with SGLang's figures
+            self.death, self.death_text = line.number, line.text[:300]
+            for name, value in event.figures.items():
+                self.verdicts.setdefault(name, (value, line.number))
         elif event.kind is Kind.SERVICE_STOP and not self.ended.died:
             if event.message == "http_stopped" and not self.up:
                 return  # another server's, maybe: only a server that is up is stopped by its HTTP server's end
             self.ended = Ended.READY_THEN_STOPPED if self.up else Ended.STOPPED
+
+    def _same_death(self, line: LogLine) -> bool:
+        """Whether *line*, a death with figures after the start-up died, says why it died: the first death named no
+        figure, and the line has no stamp (a traceback's last line) or one within seconds of the death's."""
+        if self.death is None or any(number == self.death for _, number in self.verdicts.values()):
+            return False
+        return line.seconds is None or self.died_at is None or abs(line.seconds - self.died_at) <= 15.0
 
     def figures_seen(self) -> bool:
         """Whether a model figure or the scheduler line was logged."""

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from sgtrace.run.messages import WRAP_HEAD, WRAP_LINES, rejoined
+
 #: A piece of a dataclass's repr: a run of plain characters, a quoted string (its end may be cut off), or one
 #: character (a bracket, a comma). Each pattern reads its piece once, with no backtracking to speak of.
 _PIECE = re.compile(r"""[^,'"()\[\]{}]+|'[^'\\]*(?:\\.[^'\\]*)*(?:'|\\)?|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\)?|.""", re.S)
@@ -115,7 +117,20 @@ def lines(text: str) -> list[LogLine]:
     if split and not split[-1]:
         split.pop()
     numbered = field_records(enumerate((s.rstrip("\r") for s in split), 1))
-    return [clean(number, raw) for number, raw in unwrapped(numbered)]
+    return [clean(number, raw) for number, raw in rewrapped(list(unwrapped(numbered)))]
+
+
+def rewrapped(numbered: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, a message a paste wrapped over lines joined again under the number of its
+    first (see messages.rejoined; the stream does the same on its bytes)."""
+    index = 0
+    while index < len(numbered):
+        number, raw = numbered[index]
+        taken = 0
+        if WRAP_HEAD.search(raw):
+            raw, taken = rejoined(raw, [text for _, text in numbered[index + 1 : index + 1 + WRAP_LINES]])
+        yield number, raw
+        index += 1 + taken
 
 
 def unwrapped(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import product
 
 
 class Kind(enum.Enum):
@@ -737,6 +739,55 @@ LITERALS: tuple[str, ...] = tuple(
         ]  # fmt: skip
     )
 )
+
+
+#: SGLang's long one-line verdicts and deaths with figures, which a paste or a terminal may wrap over lines.
+WRAPPING: tuple[Message, ...] = tuple(m for m in MESSAGES if m.kind in (Kind.DEATH, Kind.VERDICT) and m.figures)
+#: The head of one of them: the first words of its literal (a wrap may cut the literal itself).
+WRAP_HEAD = re.compile("|".join(re.escape(m.literal[:20]) for m in WRAPPING))
+#: Lines a wrapped message runs on to, at most (each at most WRAP_CHARS characters).
+WRAP_LINES, WRAP_CHARS = 3, 400
+#: A line that begins a line of its own, not the rest of a wrapped one: a stamp, a prefix, a traceback's.
+_OWN_LINE = re.compile(
+    r"^\s*$|^\s*(?:\[|\{|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d \d|Traceback|File \"|During handling|The above"
+    r"|[\w.-]+\s+\| )"
+)
+
+
+def rejoined(head: str, following: Sequence[str]) -> tuple[str, int]:
+    """(the text of a message that a paste wrapped, the lines of *following* it runs on to): *head* as it is and 0
+    when no wrap makes it a message of WRAPPING with more figures than *head* alone gives.
+
+    A terminal cuts a line anywhere (its pieces join as they are); an editor or a page wraps at spaces (they join
+    with one)."""
+    if len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
+        return head, 0
+    best, taken, most = head, 0, _figures_read(head)
+    lines: list[str] = []
+    for line in following[:WRAP_LINES]:
+        if len(line) > WRAP_CHARS or _OWN_LINE.match(line):
+            break
+        lines.append(line)
+        for joins in product(("", " "), repeat=len(lines)):  # at most 2**WRAP_LINES ways
+            joined = head + "".join(
+                join + (piece.lstrip() if join else piece) for join, piece in zip(joins, lines, strict=True)
+            )
+            found = _figures_read(joined)
+            if found > most:
+                best, taken, most = joined, len(lines), found
+    return best, taken
+
+
+def _figures_read(text: str) -> tuple[int, int]:
+    """(figures a message of WRAPPING reads in *text*, plus one for the message; their digits): a figure cut at a
+    line's end reads fewer digits."""
+    best = (0, 0)
+    for message in WRAPPING:
+        match = read(message, text)
+        if match:
+            values = [value for value in match.groupdict().values() if value is not None]
+            best = max(best, (len(values) + 1, sum(map(len, values))))
+    return best
 
 
 def read(message: Message, text: str) -> re.Match[str] | None:

@@ -21,10 +21,11 @@ import io
 import re
 import zlib
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any, BinaryIO, cast
 
 from sgtrace.run.lines import FIELD_RECORDS, MAX_LINE, LogError, LogLine, clean, field_records, unwrapped
-from sgtrace.run.messages import LITERALS
+from sgtrace.run.messages import LITERALS, WRAP_CHARS, WRAP_HEAD, WRAP_LINES, rejoined
 
 
 def _rare(word: str) -> str:
@@ -51,6 +52,8 @@ _CANDIDATE = re.compile(
     b"|".join(sorted({re.escape(_rare(word).encode()) for word in LITERALS})) + rb"|sglang|SGLang|Sglang|SGlang"
 )
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+#: The head of a message a paste may have wrapped over lines (messages.WRAPPING), in bytes.
+_WRAP_HEAD = re.compile(WRAP_HEAD.pattern.encode())
 
 
 def relevant_lines(source: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[LogLine]:
@@ -143,6 +146,7 @@ def _plain_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             first_end = data.find(b"\n") + 1
             data, end, skipping = data[first_end:], end - first_end, False
             number += 1
+        end = _before_a_wrap(data, end)
         yield from _scan(data, end, number)
         number += data.count(b"\n", 0, end)
         carry = data[end:]
@@ -151,6 +155,15 @@ def _plain_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             carry, skipping = b"", True
     if carry:
         yield from _scan(carry + b"\n", len(carry) + 1, number)
+
+
+def _before_a_wrap(data: bytes, end: int) -> int:
+    """Where the whole lines of data[:end] stop short of a message whose wrapped lines the next block may hold."""
+    head = _WRAP_HEAD.search(data, max(0, end - (WRAP_LINES + 1) * (WRAP_CHARS + 2)), end)
+    if head is None:
+        return end
+    start = data.rfind(b"\n", 0, head.start()) + 1
+    return start or end  # a head at the block's start: its lines are there or longer than a wrap's
 
 
 def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
@@ -163,11 +176,27 @@ def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
             return
         start = data.rfind(b"\n", 0, found.start()) + 1
         stop = data.find(b"\n", found.start(), end)
-        if RELEVANT.search(data, start, stop):
+        line, through = data[start : min(stop, start + MAX_LINE)], stop
+        if _WRAP_HEAD.search(data, start, stop):
+            line, through = _wrapped(data, start, stop, end)
+        if through != stop or RELEVANT.search(data, start, stop):
             number += data.count(b"\n", counted, start)
             counted = start
-            yield number + 1, data[start : min(stop, start + MAX_LINE)]
-        position = stop + 1
+            yield number + 1, line
+        position = through + 1
+
+
+def _wrapped(data: bytes, start: int, stop: int, end: int) -> tuple[bytes, int]:
+    """(the line at data[start:stop] with the lines a paste wrapped it over, where the last of them ends)."""
+    ends = [stop]
+    while len(ends) <= WRAP_LINES and ends[-1] < end - 1:
+        following = data.find(b"\n", ends[-1] + 1, min(end, ends[-1] + 2 + WRAP_CHARS))
+        if following < 0:
+            break
+        ends.append(following)
+    pieces = [_text(data[a + 1 : b]) for a, b in pairwise(ends)]
+    text, taken = rejoined(_text(data[start : min(stop, start + MAX_LINE)]), pieces)
+    return text.encode("utf-8", errors="surrogateescape"), ends[taken]
 
 
 def _json_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
