@@ -741,8 +741,9 @@ LITERALS: tuple[str, ...] = tuple(
 )
 
 
-#: SGLang's long one-line verdicts and deaths with figures, which a paste or a terminal may wrap over lines.
-WRAPPING: tuple[Message, ...] = tuple(m for m in MESSAGES if m.kind in (Kind.DEATH, Kind.VERDICT) and m.figures)
+#: SGLang's lines with figures, which a paste or a terminal may wrap over lines (a refusal over three, a weights' or
+#: a Mamba pool's line over two).
+WRAPPING: tuple[Message, ...] = tuple(m for m in MESSAGES if m.kind is not Kind.OTHER and m.figures and m.literal)
 #: The head of one of them: the first words of its literal (a wrap may cut the literal itself).
 WRAP_HEAD = re.compile("|".join(re.escape(m.literal[:20]) for m in WRAPPING))
 #: Lines a wrapped message runs on to, at most (each at most WRAP_CHARS characters).
@@ -760,21 +761,22 @@ def rejoined(head: str, following: Sequence[str]) -> tuple[str, int]:
 
     A terminal cuts a line anywhere (its pieces join as they are); an editor or a page wraps at spaces (they join
     with one)."""
-    if len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
-        return head, 0
-    best, taken, most = head, 0, _figures_read(head)
     lines: list[str] = []
     for line in following[:WRAP_LINES]:
-        if len(line) > WRAP_CHARS or _OWN_LINE.match(line):
-            break
+        if len(line) > WRAP_CHARS or _OWN_LINE.match(line) or WRAP_HEAD.search(line):
+            break  # a line of its own, or the next message
         lines.append(line)
-        for joins in product(("", " "), repeat=len(lines)):  # at most 2**WRAP_LINES ways
+    if not lines or len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
+        return head, 0
+    best, taken, most = head, 0, _figures_read(head)
+    for count in range(1, len(lines) + 1):
+        for joins in product(("", " "), repeat=count):  # at most 2**WRAP_LINES ways
             joined = head + "".join(
-                join + (piece.lstrip() if join else piece) for join, piece in zip(joins, lines, strict=True)
+                join + (piece.lstrip() if join else piece) for join, piece in zip(joins, lines[:count], strict=True)
             )
             found = _figures_read(joined)
             if found > most:
-                best, taken, most = joined, len(lines), found
+                best, taken, most = joined, count, found
     return best, taken
 
 

@@ -158,8 +158,16 @@ def _plain_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 def _before_a_wrap(data: bytes, end: int) -> int:
-    """Where the whole lines of data[:end] stop short of a message whose wrapped lines the next block may hold."""
-    head = _WRAP_HEAD.search(data, max(0, end - (WRAP_LINES + 1) * (WRAP_CHARS + 2)), end)
+    """Where the whole lines of data[:end] stop short of a message whose wrapped lines the next block may hold: the
+    first head among its last WRAP_LINES lines."""
+    begin = end - 1
+    for _ in range(WRAP_LINES):  # back over the last lines a wrap can span (each at most WRAP_CHARS)
+        before = data.rfind(b"\n", max(0, begin - WRAP_CHARS - 2), begin)
+        if before < 0:
+            begin = 0 if begin <= WRAP_CHARS + 2 else begin
+            break
+        begin = before
+    head = _WRAP_HEAD.search(data, begin, end)
     if head is None:
         return end
     start = data.rfind(b"\n", 0, head.start()) + 1
