@@ -5,7 +5,9 @@
 facts read off its lines by hand: the start-ups, how each ended, the fraction where the log gives it,
 the free memory before and after the weights, the weights, every pool, the tokens, the draft's
 weights, and the budget formula's value where every input of it is in the lines. The run side is
-checked on every log; the explanation against the release each came from where the thread names it.
+checked on every log; the explanation against the release each came from where the thread names it. An entry
+whose shape sgtrace does not read right yet says so in ``pending`` (the issue, and what is read wrong); its run-side
+test is a strict xfail, and the facts stay as read by hand.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def test_the_corpus_is_large_and_sourced() -> None:
     for entry in MANIFEST:
         assert entry["source"].startswith("https://"), entry["file"]
         assert entry["startups"], entry["file"]
+        assert entry.get("pending", "issue 54: ").startswith("issue "), entry["file"]
 
 
 def _read(entry: dict[str, Any]) -> list[StartUp]:
@@ -48,7 +51,14 @@ def _close(found: Any, want: float | None, what: str) -> None:
     assert abs(found.value - want) <= CLOSE_GB, f"{what}: {found.value}, {want} by hand"
 
 
-@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"][:3] for e in MANIFEST])
+def _case(entry: dict[str, Any]) -> Any:
+    """The entry as a test case; one whose shape sgtrace does not read right yet (``pending``) is a strict xfail,
+    so the test fails the day the reading is fixed and the mark must go."""
+    marks = [pytest.mark.xfail(strict=True, reason=entry["pending"])] if entry.get("pending") else []
+    return pytest.param(entry, id=entry["file"][:3], marks=marks)
+
+
+@pytest.mark.parametrize("entry", [_case(e) for e in MANIFEST])
 def test_a_real_log_is_read_as_an_expert_reads_it(entry: dict[str, Any]) -> None:
     runs = _read(entry)
     assert len(runs) == len(entry["startups"]), [r.begun_by for r in runs]
