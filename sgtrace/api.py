@@ -33,6 +33,7 @@ from sgtrace.model import (
     Site,
     TraceQuery,
     TraceResult,
+    TreeIdentity,
 )
 from sgtrace.sources import Point, Target, resolve
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
     from sgtrace.forked import Lanes
+    from sgtrace.gitrange import GitRange, RangeStop
     from sgtrace.index.chunks import TreeIndex
     from sgtrace.index.identifiers import IdentifierIndex
 
@@ -879,7 +881,8 @@ def history(
                 read = reader.read_all(points, running)
             reader.require(read)
             _say_unreached(options, query, budget, read)
-            return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
+            changes = reader.changes(read, found)
+            return History(query.attribute, budget, tuple(read), changes, found, ranges=tuple(reader.ranges))
         points = _counted(reader.expand(_listed(stops)), git, None)
         read = [reader.said(point) for point in points]
         # the search's first probe is the middle whatever the first stop says: both are read at once
@@ -899,7 +902,7 @@ def history(
         index, before = first_change(len(points), differs)  # a --set name of unread releases only is not an error
         changes = reader.changes(read, found)
         first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
-        return History(query.attribute, budget, tuple(read), changes, found, first_found)
+        return History(query.attribute, budget, tuple(read), changes, found, first_found, tuple(reader.ranges))
 
 
 def _listed(stops: Sequence[Point] | StopList) -> list[Point]:
@@ -952,8 +955,10 @@ class _Stops:
         #: A stop's index -> (the start-up's number, how many the log has, the --env names its release does
         #: not read), when a start-up was evaluated.
         self.seen: dict[int, tuple[int, int, tuple[str, ...]]] = {}
-        #: A commit -> its subject line.
-        self.subjects: dict[str, str] = {}
+        #: A commit of a git range -> what the range says of it (its subject, tags, why it is a stop).
+        self.commits: dict[str, RangeStop] = {}
+        #: The git ranges expanded, in the order given.
+        self.ranges: list[GitRange] = []
         #: Whether a stop read here froze what it left (see :meth:`read`).
         self.frozen = False
 
@@ -965,23 +970,38 @@ class _Stops:
             gc.unfreeze()
 
     def expand(self, stops: Sequence[Point]) -> list[Point]:
-        """The stops, a git ``LOW..HIGH`` replaced by the first-parent commits that touch the slice."""
+        """The stops, a git ``LOW..HIGH`` replaced by its commits (:func:`sgtrace.gitrange.resolve_range`): both
+        ends, the first-parent commits between them that touch the slice or carry a tag, and the bases of the
+        release branches tagged off the line."""
         if self.git is None:
             return list(stops)
-        from sgtrace.fetch import first_parent, tags
+        from sgtrace.fetch import tags
+        from sgtrace.gitrange import ends, resolve_range
 
         tagged = tags(self.git)
         found: list[Point] = []
         for point in stops:
-            low, dots, high = point.text.partition("..")
+            if ".." not in point.text:
+                found.append(Point(point.text, point.text, tagged.get(self._commit(point.text), ())))
+                continue
             try:
-                commits = first_parent(self.git, low, high, self._paths(low, high)) if dots else [(point.text, "")]
+                span = resolve_range(self.git, point.text, self._paths(*ends(self.git, point.text)))
             except FetchError as exc:
                 raise InputError(str(exc)) from exc
-            for sha, subject in commits:
-                self.subjects[sha] = subject
-                found.append(Point(sha, sha[:10] if dots else point.text, tagged.get(sha, ())))
+            self.ranges.append(span)
+            for stop in span.stops:
+                self.commits[stop.commit] = stop
+                found.append(Point(stop.commit, stop.commit[:10], stop.tags))
         return found
+
+    def _commit(self, revision: str) -> str:
+        from sgtrace.fetch import commit
+
+        assert self.git is not None
+        try:
+            return commit(self.git, revision)
+        except FetchError:
+            return revision  # said when the stop is fetched
 
     def _paths(self, low: str, high: str) -> list[str]:
         """The repository's paths of the files the slice reads at either end (the graph's files)."""
@@ -1077,7 +1097,13 @@ class _Stops:
     def said(self, point: Point, error: str = "") -> Stop:
         from sgtrace.analyses.history import Stop
 
-        return Stop(point.label, point.text, error=error, tags=point.tags, subject=self.subjects.get(point.text, ""))
+        known = self.commits.get(point.text)
+        subject, tree = "", None
+        if known is not None and self.git is not None:  # named before it is read (a stop --first-change skips)
+            subject = known.subject
+            root = str(Path(self.git).resolve())
+            tree = TreeIdentity(point.label, root, "checkout", commit=known.commit, describe=known.describe)
+        return Stop(point.label, point.text, error=error, tags=point.tags, subject=subject, tree=tree, commit=known)
 
     def _analysed(self, point: Point, options: RunOptions) -> tuple[Stop, tuple[int, int, tuple[str, ...]] | None]:
         """The stop analysed with *options*, and (the start-up's number, how many the log has, the ``--env``
@@ -1104,7 +1130,8 @@ class _Stops:
                 found, pool = caps(self.query, self.budget, target, dataclasses.replace(options, notify=None)), None
         except (InputError, NotWritten) as exc:
             return dataclasses.replace(said, error=str(exc)), None
-        return dataclasses.replace(said, caps=found, pool=pool, formula=formula(found, self.budget)), seen
+        steps = formula(found, self.budget)
+        return dataclasses.replace(said, caps=found, pool=pool, formula=steps, tree=identify(target)), seen
 
     def require(self, read: Sequence[Stop], inputs: bool = True) -> None:
         """An InputError when no stop could be read (the first one's reason), or (with *inputs*) for a
