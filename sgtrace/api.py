@@ -976,7 +976,7 @@ class _Stops:
         if self.git is None:
             return list(stops)
         from sgtrace.fetch import tags
-        from sgtrace.gitrange import ends, resolve_range
+        from sgtrace.gitrange import resolve_range
 
         tagged = tags(self.git)
         found: list[Point] = []
@@ -985,7 +985,7 @@ class _Stops:
                 found.append(Point(point.text, point.text, tagged.get(self._commit(point.text), ())))
                 continue
             try:
-                span = resolve_range(self.git, point.text, self._paths(*ends(self.git, point.text)))
+                span = resolve_range(self.git, point.text, self._paths)
             except FetchError as exc:
                 raise InputError(str(exc)) from exc
             self.ranges.append(span)

@@ -11,7 +11,7 @@ repository's configuration names is run.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,19 +86,20 @@ class GitRange:
     dirty: tuple[str, ...] = ()
 
 
-def ends(repository: str, text: str) -> tuple[str, str]:
+def _ends(text: str) -> tuple[str, str]:
     """LOW and HIGH of ``LOW..HIGH`` as git takes them (an empty side is HEAD)."""
     low, _, high = text.partition("..")
     return low or "HEAD", high or "HEAD"
 
 
-def resolve_range(repository: str, text: str, paths: Sequence[str]) -> GitRange:
-    """The stops of *text* (``LOW..HIGH``) in *repository*; *paths* are the repository's files the slice reads.
+def resolve_range(repository: str, text: str, slice_paths: Callable[[str, str], Sequence[str]]) -> GitRange:
+    """The stops of *text* (``LOW..HIGH``) in *repository*; *slice_paths* gives the repository's files the
+    slice reads at either end (it is given the two commits, once they are known to make a range).
 
     A FetchError names what is wrong: an end with no commit (in a shallow clone, with how to fetch more),
     two ends that are one commit, or a HIGH older than LOW.
     """
-    low_name, high_name = ends(repository, text)
+    low_name, high_name = _ends(text)
     top = _text(git_read(repository, "rev-parse", "--show-toplevel", timeout=GIT_SECONDS))
     repository = top or repository  # the paths are the top's (a bare repository has none)
     shallow = _shallow(repository)
@@ -109,6 +110,7 @@ def resolve_range(repository: str, text: str, paths: Sequence[str]) -> GitRange:
         raise FetchError(
             f"{text}: {high_name} is older than {low_name} (an ancestor of it); name it {high_name}..{low_name}"
         )
+    paths = slice_paths(low, high)
     line = _line(repository, low, high)
     touching = set(_listed(repository, "log", "--first-parent", "--format=%H", f"{low}..{high}", "--", *paths))
     tagged = tags(repository)

@@ -223,7 +223,7 @@ def _stop(stop: Stop) -> dict[str, Any]:
 
 def label(stop: Stop) -> str:
     """How a row names a stop: its label, its tags, how an end was named, the release branches based on it."""
-    said = list(stop.tags)
+    said = [tag for tag in stop.tags if tag != stop.label]  # a revision named by its tag is not named twice
     if stop.commit is not None:
         said += [stop.commit.named] if stop.commit.named else []
         said += [f"base of {tag}" for tag in stop.commit.bases]

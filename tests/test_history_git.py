@@ -1,0 +1,168 @@
+"""history --git on repositories built here, shaped as SGLang's: both ends of a range are stops, a release
+tagged on a branch off main shows where it branches, and a merge, a shallow clone, a detached HEAD and a
+dirty work tree each say what they are. Run through the CLI, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_history import FIGURES, ROUNDING, RUNNER, _history, _tree
+
+_GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "tag.gpgSign=false"]
+
+
+def _git(repository: Path, *arguments: str) -> str:
+    done = subprocess.run([*_GIT, "-C", str(repository), *arguments], check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _commit(repository: Path, message: str, files: dict[str, str] | None = None) -> str:
+    for name, text in (files or {}).items():
+        path = repository / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    _git(repository, "add", "-A")
+    _git(repository, "commit", "-qm", message)
+    return _git(repository, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: base (v1) - other - reserve - docs (v1.5) - merge of a branch that rounds - docs again (HEAD); a
+    release branch off 'reserve' holds v2 (annotated), a version bump and a cherry-pick that touches the slice."""
+    root = _tree(tmp_path_factory.mktemp("git") / "repo")
+    _git(root, "init", "-q", "-b", "main")
+    _commit(root, "base")
+    _git(root, "tag", "v1")
+    _commit(root, "other", {"pkg/other.py": "x = 2\n"})
+    _commit(root, "reserve a GB", {"pkg/runner.py": RUNNER.format(reserve=" - 1", rounding="")})
+    _git(root, "checkout", "-qb", "release/v2")
+    _commit(root, "bump the version", {"pkg/other.py": "x = 3\n"})
+    _commit(root, "cherry-pick: reserve 2 GB", {"pkg/runner.py": RUNNER.format(reserve=" - 2", rounding="")})
+    _git(root, "tag", "-a", "v2", "-m", "release v2")
+    _git(root, "checkout", "-q", "main")
+    _commit(root, "docs", {"README.md": "docs\n"})
+    _git(root, "tag", "v1.5")
+    _git(root, "checkout", "-qb", "rounding")
+    _commit(root, "page rounding", {"pkg/runner.py": RUNNER.format(reserve=" - 1", rounding=ROUNDING)})
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", "rounding", "-m", "Merge branch 'rounding'")
+    _commit(root, "docs again", {"README.md": "more docs\n"})
+    return root
+
+
+def _json(*arguments: str) -> dict[str, Any]:
+    code, out, err = _history(*arguments, "--format", "json")
+    assert code == 0, err
+    found: dict[str, Any] = json.loads(out)
+    return found
+
+
+def _sha(repository: Path, revision: str) -> str:
+    return _git(repository, "rev-parse", f"{revision}^{{commit}}")
+
+
+def test_both_ends_are_stops_and_a_release_branch_shows_where_it_leaves(repo: Path, tmp_path: Path) -> None:
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    data = _json("--git", str(repo), "v1..HEAD", *cache)
+    stops = data["stops"]
+    assert [s["subject"] for s in stops] == ["base", "reserve a GB", "docs", "Merge branch 'rounding'", "docs again"]
+    assert [s["commit"]["why"] for s in stops] == ["end", "slice", "tag", "slice", "end"]
+    assert stops[1]["commit"]["bases"] == ["v2"] and stops[2]["tags"] == ["v1.5"]
+    assert stops[3]["commit"]["merge"] and stops[-1]["commit"]["named"] == "HEAD"
+    head = _sha(repo, "HEAD")
+    assert stops[-1]["tree"]["commit"] == head and stops[-1]["tree"]["describe"] == f"v1.5-3-g{head[:7]}"
+    assert stops[0]["tree"]["describe"] == "v1" and stops[0]["tree"]["kind"] == "checkout"
+    [span] = data["ranges"]
+    assert span["off_line"] == [{"tag": "v2", "commit": _sha(repo, "v2"), "base": stops[1]["tree"]["commit"],
+                                 "commits": 2, "touching": 1}]  # fmt: skip
+    assert (span["low_off_line"], span["shallow"], span["detached"], span["dirty"]) == (False, [], False, [])
+
+    code, out, err = _history("--git", str(repo), "v1..HEAD", *cache)
+    assert code == 0, err
+    reserve, docs, merge = (stops[n]["label"] for n in (1, 2, 3))
+    assert f"{reserve} (base of v2)" in out and f"{docs} (v1.5)" in out and f"{head[:10]} (HEAD)" in out
+    assert out.count(f"same as {reserve} (base of v2)") == 1  # the docs' row: nothing of the slice changed
+    assert f"same as {merge}" in out  # HEAD, the docs after the merge
+    assert "note: v2 (" in out and "its row is the commit the branch leaves from" in out
+    assert "the branch's 2 commits after it (1 touching the slice) are not read" in out
+    assert f"note: {merge}: a merge is one step, the branch it brings in whole" in out
+
+
+def test_a_range_in_which_nothing_touches_the_slice_is_two_stops_and_the_same(repo: Path, tmp_path: Path) -> None:
+    code, out, err = _history("--git", str(repo), "HEAD~1..HEAD", "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    merge, head = _sha(repo, "HEAD~1")[:10], _sha(repo, "HEAD")[:10]
+    assert f"2 stops, {merge} (HEAD~1) to {head} (HEAD)" in out
+    assert f"same as {merge} (HEAD~1)" in out and "history: 2 in all, 2 read; 0 step(s)" in err
+    data = _json("--git", str(repo), "HEAD~1..", "--cache-dir", str(tmp_path / "cache"))  # an empty end is HEAD
+    assert [s["commit"]["why"] for s in data["stops"]] == ["end", "end"] and data["steps"][0]["changes"] is False
+
+
+def test_a_range_between_two_releases_shows_both_tags(repo: Path, tmp_path: Path) -> None:
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    data = _json("--git", str(repo), "v1..v2", *cache, *FIGURES)
+    assert [s["tags"] for s in data["stops"]] == [["v1"], [], ["v2"]]
+    assert [round(s["kv_budget_gb"], 2) for s in data["stops"]] == [12.0, 11.0, 10.0]
+    assert data["stops"][-1]["tree"]["describe"] == "v2"
+    code, out, err = _history("--git", str(repo), "v2..HEAD", *cache)  # from a release branch to main
+    assert code == 0, err
+    reserve = _sha(repo, "v2~2")[:10]
+    assert "note: " in out and "(v2) is not on the first-parent line of " in out
+    assert f"the line leaves its history at {reserve}" in out
+
+
+@pytest.mark.parametrize(
+    ("span", "said"),
+    [
+        ("HEAD..HEAD", "both ends are the commit"),
+        ("HEAD..v1", "v1 is older than HEAD (an ancestor of it); name it v1..HEAD"),
+        ("v1..nosuch", "no commit nosuch"),
+    ],
+)
+def test_a_range_that_cannot_be_a_history_is_one_line_and_exit_2(
+    repo: Path, tmp_path: Path, span: str, said: str
+) -> None:
+    code, _, err = _history("--git", str(repo), span, "--cache-dir", str(tmp_path / "cache"))
+    assert code == 2 and said in err, err
+
+
+def test_a_shallow_clone_says_what_it_cannot_see(repo: Path, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    subprocess.run([*_GIT, "clone", "-q", "--depth", "2", "--no-local", f"file://{repo}", str(shallow)], check=True)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    code, out, err = _history("--git", str(shallow), "HEAD~1..HEAD", *cache)
+    assert code == 0, err
+    assert "note: the clone is shallow: its history stops at " in out and "git fetch --unshallow" in out
+    code, _, err = _history("--git", str(shallow), "v1..HEAD", *cache)
+    assert code == 2 and "no commit v1" in err and "the clone is shallow" in err and "--unshallow" in err
+
+
+def test_a_detached_head_and_a_dirty_work_tree_are_said(repo: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _git(repo, "worktree", "add", "-q", "--detach", str(work), "v2")
+    try:
+        (work / "pkg" / "runner.py").write_text(RUNNER.format(reserve=" - 3", rounding=""))
+        cache = ("--cache-dir", str(tmp_path / "cache"))
+        code, out, err = _history("--git", str(work), "v1..HEAD", *cache, *FIGURES)
+        assert code == 0, err
+        v2 = _sha(repo, "v2")[:10]
+        assert f"{v2} (v2, HEAD, detached)" in out and "10.00 GB" in out  # the commit, not the work tree's 9 GB
+        assert "note: HEAD is detached" in out
+        assert "note: the work tree changes 1 file the slice reads (pkg/runner.py), not committed" in out
+        data = _json("--git", str(work), "v1..HEAD", *cache)
+        assert data["ranges"][0]["dirty"] == ["pkg/runner.py"] and data["ranges"][0]["detached"]
+    finally:
+        _git(repo, "worktree", "remove", "--force", str(work))
+
+
+def test_first_change_over_a_range_names_each_stop_read_or_not(repo: Path, tmp_path: Path) -> None:
+    data = _json("--git", str(repo), "v1..HEAD", "--cache-dir", str(tmp_path / "cache"), "--first-change", *FIGURES)
+    assert data["first_change"]["release"] == f"{_sha(repo, 'v1.5~1')[:10]} (base of v2)"
+    assert all(stop["tree"]["commit"] for stop in data["stops"])  # read or not, every row names its commit
+    assert any(not stop["read"] for stop in data["stops"])
