@@ -860,7 +860,7 @@ def history(
     """The caps, formula and (with *log* or *settings*) the start-up's pool on each stop, oldest first, and
     what each step changed; with *first*, only the stops a binary search needs to find the first that
     differs from the first one in *kinds*. A stop that cannot be fetched or analysed is a stop that says
-    why; with *git*, a ``LOW..HIGH`` stop is the first-parent commits that touch a file of the slice.
+    why; with *git*, a ``LOW..HIGH`` stop is its commits (:func:`sgtrace.gitrange.resolve_range`).
     Releases are fetched *fetch_jobs* at a time and read by *lanes* forked children at once (default: two
     where two cores are idle, see :mod:`sgtrace.forked`); *notify* is told the progress. More than *max_stops*
     stops to read whole is an InputError (a checkout's range can hold thousands of commits).
