@@ -1102,7 +1102,7 @@ class _Stops:
         if known is not None and self.git is not None:  # named before it is read (a stop --first-change skips)
             subject = known.subject
             root = str(Path(self.git).resolve())
-            tree = TreeIdentity(point.label, root, "checkout", commit=known.commit, describe=known.describe)
+            tree = TreeIdentity(point.text, root, "checkout", commit=known.commit, describe=known.describe)
         return Stop(point.label, point.text, error=error, tags=point.tags, subject=subject, tree=tree, commit=known)
 
     def _analysed(self, point: Point, options: RunOptions) -> tuple[Stop, tuple[int, int, tuple[str, ...]] | None]:

@@ -76,10 +76,12 @@ class GitRange:
     low_base: str | None = None
     #: Whether LOW is off HIGH's first-parent line (a release branch's tag, a merged branch's commit).
     low_off_line: bool = False
-    #: A shallow clone's boundary: the commits whose parents it does not have (empty when it is whole).
+    #: A shallow clone's boundary: the commits whose parents it does not have, newest first (empty when whole).
     shallow: tuple[str, ...] = ()
-    #: The date of the oldest commit a shallow clone has (``YYYY-MM-DD``), "" when whole.
+    #: The date of the newest of them (``YYYY-MM-DD``), "" when whole.
     shallow_since: str = ""
+    #: The boundary commit HIGH's line stops at before it meets LOW's history (None when it meets it).
+    cut: str | None = None
     #: Whether HEAD is detached (named only when an end is HEAD).
     detached: bool = False
     #: The files the slice reads that the work tree changes, when HIGH is the commit checked out.
@@ -127,9 +129,10 @@ def resolve_range(repository: str, text: str, slice_paths: Callable[[str, str], 
             named = high_name if sha == high else ""
             stops.append(_stop(repository, sha, why, tagged, bases, named, head, subject, len(parents) > 1))
     detached = "HEAD" in (low_name, high_name) and git_read(repository, "symbolic-ref", "-q", "HEAD") is None
+    cut = line[0][0] if line and not line[0][1] and line[0][0] in shallow else None
     return GitRange(
         text, tuple(stops), len(line), off, base if base != low else None, base != low, shallow,
-        _since(repository, shallow), detached, _dirty(repository, high, head, paths),
+        _since(repository, shallow), cut, detached, _dirty(repository, high, head, paths),
     )  # fmt: skip
 
 
@@ -219,15 +222,20 @@ def _shallow(repository: str) -> tuple[str, ...]:
         return ()
     where = _text(git_read(repository, "rev-parse", "--path-format=absolute", "--git-path", "shallow"))
     try:
-        return tuple(sorted(Path(where).read_text(encoding="ascii").split())) if where else ()
+        listed = Path(where).read_text(encoding="ascii").split() if where else []
     except (OSError, UnicodeDecodeError):
         return ()
+    newest = _text(git_read(repository, "log", "--no-walk", "--format=%H", *listed)) if listed else None
+    return tuple(newest.split()) if newest else tuple(sorted(listed))
 
 
 def _since(repository: str, shallow: tuple[str, ...]) -> str:
-    """The date of the newest boundary commit of a shallow clone (its history is whole after it)."""
-    dates = [_text(git_read(repository, "log", "-1", "--format=%cs", sha, timeout=GIT_SECONDS)) for sha in shallow]
-    return max((date for date in dates if date), default="")
+    """The date of the newest boundary commit of a shallow clone."""
+    return (
+        _text(git_read(repository, "log", "-1", "--format=%cs", shallow[0], timeout=GIT_SECONDS)) or ""
+        if shallow
+        else ""
+    )
 
 
 def _dirty(repository: str, high: str, head: str | None, paths: Sequence[str]) -> tuple[str, ...]:

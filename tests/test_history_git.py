@@ -141,6 +141,14 @@ def test_a_shallow_clone_says_what_it_cannot_see(repo: Path, tmp_path: Path) -> 
     assert "note: the clone is shallow: its history stops at " in out and "git fetch --unshallow" in out
     code, _, err = _history("--git", str(shallow), "v1..HEAD", *cache)
     assert code == 2 and "no commit v1" in err and "the clone is shallow" in err and "--unshallow" in err
+    _git(shallow, "fetch", "-q", "--depth", "1", "origin", "tag", "v1")  # the tag, none of what lies between
+    data = _json("--git", str(shallow), "v1..HEAD", *cache)
+    [span] = data["ranges"]
+    merge = _sha(repo, "HEAD~1")
+    assert span["cut"] == merge and span["low_off_line"] and span["low_base"] is None
+    assert [s["tree"]["commit"] for s in data["stops"]] == [_sha(repo, "v1"), merge, _sha(repo, "HEAD")]
+    code, out, _ = _history("--git", str(shallow), "v1..HEAD", *cache)
+    assert f"the clone's history stops at {merge[:10]} before the line meets it (the clone is shallow)" in out
 
 
 def test_a_detached_head_and_a_dirty_work_tree_are_said(repo: Path, tmp_path: Path) -> None:

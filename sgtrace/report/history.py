@@ -261,6 +261,9 @@ def _range_notes(span: GitRange, stops: tuple[Stop, ...]) -> list[str]:
     if span.low_off_line:
         where_ = (f"the line leaves its history at {span.low_base[:_SHA]}, and the first step compares it with the "
                   "line's commits after that") if span.low_base else "the two have no history in common"  # fmt: skip
+        if span.cut is not None:
+            where_ = (f"the clone's history stops at {span.cut[:_SHA]} before the line meets it (the clone is "
+                      "shallow), and the first step spans what the clone did not fetch")  # fmt: skip
         found.append(f"{named.get(low.commit, low.commit[:_SHA])} is not on the first-parent line of "
                      f"{named.get(high.commit, high.commit[:_SHA])}: {where_}")  # fmt: skip
     for off in span.off_line:
@@ -273,8 +276,9 @@ def _range_notes(span: GitRange, stops: tuple[Stop, ...]) -> list[str]:
             f"{'are' if off.commits != 1 else 'is'} not read: name {off.tag} as an end or a revision to read it"
         )
     if span.shallow:
-        since = f" ({span.shallow_since})" if span.shallow_since else ""
-        found.append(f"the clone is shallow: its history stops at {span.shallow[0][:_SHA]}{since}; older "
+        since = f" ({span.shallow_since})" if span.shallow_since and not span.cut else ""
+        boundary = span.cut or span.shallow[0]
+        found.append(f"the clone is shallow: its history stops at {boundary[:_SHA]}{since}; older "
                      "commits, and tags and release branches it did not fetch, are not seen (git fetch --unshallow "
                      "--tags fetches them)")  # fmt: skip
     if span.detached:
@@ -302,5 +306,6 @@ def _range(span: GitRange) -> dict[str, Any]:
             for o in span.off_line
         ],
         "low_off_line": span.low_off_line, "low_base": span.low_base, "shallow": list(span.shallow),
-        "shallow_since": span.shallow_since or None, "detached": span.detached, "dirty": list(span.dirty),
+        "shallow_since": span.shallow_since or None, "cut": span.cut, "detached": span.detached,
+        "dirty": list(span.dirty),
     }  # fmt: skip
