@@ -978,7 +978,7 @@ class _Stops:
         from sgtrace.fetch import tags
         from sgtrace.gitrange import resolve_range
 
-        tagged = tags(self.git)
+        tagged = tags(self.git) if any(".." not in point.text for point in stops) else {}
         found: list[Point] = []
         for point in stops:
             if ".." not in point.text:

@@ -117,7 +117,9 @@ def resolve_range(repository: str, text: str, slice_paths: Callable[[str, str], 
     touching = set(_listed(repository, "log", "--first-parent", "--format=%H", f"{low}..{high}", "--", *paths))
     tagged = tags(repository)
     base = line[0][1][0] if line and line[0][1] else None
-    off = _off_line(repository, high, base if base == low else None, base, {sha for sha, _, _ in line}, paths)
+    # a branch leaving the line at one of its commits contains the line's first commit (or LOW, leaving at it)
+    first = low if base == low else line[0][0] if line else None
+    off = _off_line(repository, high, base if base == low else None, first, {sha for sha, _, _ in line}, paths)
     bases: dict[str, list[str]] = {}
     for found in off:
         bases.setdefault(found.base, []).append(found.tag)
@@ -166,11 +168,12 @@ def _line(repository: str, low: str, high: str) -> list[tuple[str, tuple[str, ..
 
 
 def _off_line(
-    repository: str, high: str, low: str | None, base: str | None, line: set[str], paths: Sequence[str]
+    repository: str, high: str, low: str | None, first: str | None, line: set[str], paths: Sequence[str]
 ) -> tuple[OffLine, ...]:
     """The tags whose commit HIGH does not reach but whose branch leaves the line within the range (at a line
-    commit, or at LOW when LOW is on the line): a release branch's tags, each at the commit it branches from."""
-    within = ["--contains", base] if base else []
+    commit, or at LOW when LOW is on the line): a release branch's tags, each at the commit it branches from.
+    Only the tags that contain *first* (the oldest commit a branch can leave from) are looked at."""
+    within = ["--contains", first] if first else []
     candidates = _listed(
         repository, "for-each-ref", "--format=%(refname:short)%1f%(objectname)%1f%(*objectname)", "--no-merged", high,
         "--no-contains", high, *within, "refs/tags",

@@ -34,11 +34,16 @@ def _commit(repository: Path, message: str, files: dict[str, str] | None = None)
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """main: base (v1) - other - reserve - docs (v1.5) - merge of a branch that rounds - docs again (HEAD); a
-    release branch off 'reserve' holds v2 (annotated), a version bump and a cherry-pick that touches the slice."""
+    release branch off 'reserve' holds v2 (annotated), a version bump and a cherry-pick that touches the slice;
+    one off v1 holds v1.0.1, a docs fix."""
     root = _tree(tmp_path_factory.mktemp("git") / "repo")
     _git(root, "init", "-q", "-b", "main")
     _commit(root, "base")
     _git(root, "tag", "v1")
+    _git(root, "checkout", "-qb", "release/v1")  # a patch release, branched at v1 itself
+    _commit(root, "fix the docs", {"README.md": "fixed\n"})
+    _git(root, "tag", "v1.0.1")
+    _git(root, "checkout", "-q", "main")
     _commit(root, "other", {"pkg/other.py": "x = 2\n"})
     _commit(root, "reserve a GB", {"pkg/runner.py": RUNNER.format(reserve=" - 1", rounding="")})
     _git(root, "checkout", "-qb", "release/v2")
@@ -79,8 +84,11 @@ def test_both_ends_are_stops_and_a_release_branch_shows_where_it_leaves(repo: Pa
     assert stops[-1]["tree"]["commit"] == head and stops[-1]["tree"]["describe"] == f"v1.5-3-g{head[:7]}"
     assert stops[0]["tree"]["describe"] == "v1" and stops[0]["tree"]["kind"] == "checkout"
     [span] = data["ranges"]
-    assert span["off_line"] == [{"tag": "v2", "commit": _sha(repo, "v2"), "base": stops[1]["tree"]["commit"],
-                                 "commits": 2, "touching": 1}]  # fmt: skip
+    assert span["off_line"] == [
+        {"tag": "v1.0.1", "commit": _sha(repo, "v1.0.1"), "base": _sha(repo, "v1"), "commits": 1, "touching": 0},
+        {"tag": "v2", "commit": _sha(repo, "v2"), "base": stops[1]["tree"]["commit"], "commits": 2, "touching": 1},
+    ]
+    assert stops[0]["commit"]["bases"] == ["v1.0.1"]
     assert (span["low_off_line"], span["shallow"], span["detached"], span["dirty"]) == (False, [], False, [])
 
     code, out, err = _history("--git", str(repo), "v1..HEAD", *cache)
@@ -91,6 +99,8 @@ def test_both_ends_are_stops_and_a_release_branch_shows_where_it_leaves(repo: Pa
     assert f"same as {merge}" in out  # HEAD, the docs after the merge
     assert "note: v2 (" in out and "its row is the commit the branch leaves from" in out
     assert "the branch's 2 commits after it (1 touching the slice) are not read" in out
+    assert f"{stops[0]['label']} (v1, base of v1.0.1)" in out
+    assert "the branch's 1 commit after it (none touching the slice) is not read" in out
     assert f"note: {merge}: a merge is one step, the branch it brings in whole" in out
 
 
