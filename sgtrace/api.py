@@ -333,7 +333,9 @@ def _prepare(
     listing = listing or _discover(target, options)
     index = index_tree(listing, query.attribute, options, _load_graph_modules)
     found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
-    extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types
+    if not options.with_tests:
+        found = _without_test_folders(found, listing)
+    extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types + ("tests",) * options.with_tests
     bound = f"depth={options.limits.depth}"
     engine = engine_of(source.module for source in listing.files)
     receivers = query.knob_receivers or engine.arguments
@@ -347,6 +349,25 @@ def _load_graph_modules() -> None:
     """Import what building a graph needs, while the workers read the tree (a cached answer needs none of it)."""
     import sgtrace.graph.build
     import sgtrace.graph.store  # noqa: F401
+
+
+def _without_test_folders(found: FindResult, listing: Listing) -> FindResult:
+    """*found* without the writes and reads in the tree's test folders (``test/``, ``tests/``, a ``test_*.py`` at
+    an import root): a checkout's tests set the pool to made-up values; they are not the package's code."""
+    tests = {source.path for source in listing.files if _is_test_folder(source.module)}
+    if not tests:
+        return found
+    return dataclasses.replace(
+        found,
+        writes=tuple(site for site in found.writes if site.path not in tests),
+        reads=tuple(site for site in found.reads if site.path not in tests) if found.reads is not None else None,
+    )
+
+
+def _is_test_folder(module: str) -> bool:
+    """Whether *module* lies in a test folder at an import root (its first dotted part is a test's name)."""
+    top = module.split(".", 1)[0]
+    return top in ("test", "tests", "testing") or top.startswith("test_")
 
 
 def _traced(

@@ -13,6 +13,8 @@ import pytest
 
 from tests.test_history import FIGURES, ROUNDING, RUNNER, _history, _tree
 
+#: A test that sets the pool to a made-up value, as a checkout's tests do.
+TEST_WRITE = "class TestPool:\n    def setUp(self):\n        self.max_total_num_tokens = 8\n"
 _GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "tag.gpgSign=false"]
 
 
@@ -33,7 +35,7 @@ def _commit(repository: Path, message: str, files: dict[str, str] | None = None)
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """main: base (v1) - other - reserve - docs (v1.5) - merge of a branch that rounds - docs again (HEAD); a
+    """main: base (v1) - other - reserve - docs (v1.5) - a test - merge of a branch that rounds - docs (HEAD); a
     release branch off 'reserve' holds v2 (annotated), a version bump and a cherry-pick that touches the slice;
     one off v1 holds v1.0.1, a docs fix."""
     root = _tree(tmp_path_factory.mktemp("git") / "repo")
@@ -53,6 +55,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git(root, "checkout", "-q", "main")
     _commit(root, "docs", {"README.md": "docs\n"})
     _git(root, "tag", "v1.5")
+    _commit(root, "a test", {"tests/test_pool.py": TEST_WRITE})  # a test folder's: not the slice's, not a stop
     _git(root, "checkout", "-qb", "rounding")
     _commit(root, "page rounding", {"pkg/runner.py": RUNNER.format(reserve=" - 1", rounding=ROUNDING)})
     _git(root, "checkout", "-q", "main")
@@ -81,8 +84,10 @@ def test_both_ends_are_stops_and_a_release_branch_shows_where_it_leaves(repo: Pa
     assert stops[1]["commit"]["bases"] == ["v2"] and stops[2]["tags"] == ["v1.5"]
     assert stops[3]["commit"]["merge"] and stops[-1]["commit"]["named"] == "HEAD"
     head = _sha(repo, "HEAD")
-    assert stops[-1]["tree"]["commit"] == head and stops[-1]["tree"]["describe"] == f"v1.5-3-g{head[:7]}"
+    assert stops[-1]["tree"]["commit"] == head and stops[-1]["tree"]["describe"] == f"v1.5-4-g{head[:7]}"
     assert stops[0]["tree"]["describe"] == "v1" and stops[0]["tree"]["kind"] == "checkout"
+    tested = _json("--git", str(repo), "v1..HEAD", *cache, "--with-tests")["stops"]
+    assert "a test" in [s["subject"] for s in tested]  # with the test folders in the slice, its commit is a stop
     [span] = data["ranges"]
     assert span["off_line"] == [
         {"tag": "v1.0.1", "commit": _sha(repo, "v1.0.1"), "base": _sha(repo, "v1"), "commits": 1, "touching": 0},
