@@ -10,6 +10,7 @@ repository's configuration names is run.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -131,6 +132,7 @@ def resolve_range(repository: str, text: str, slice_paths: Callable[[str, str], 
             named = high_name if sha == high else ""
             stops.append(_stop(repository, sha, why, tagged, bases, named, head, subject, len(parents) > 1))
     detached = "HEAD" in (low_name, high_name) and git_read(repository, "symbolic-ref", "-q", "HEAD") is None
+    stops = _described(repository, stops)
     cut = line[0][0] if line and not line[0][1] and line[0][0] in shallow else None
     return GitRange(
         text, tuple(stops), len(line), off, base if base != low else None, base != low, shallow,
@@ -211,8 +213,22 @@ def _stop(
     shown = "" if not named or named in on or sha.startswith(named) else named
     if shown == "HEAD" and head == sha and git_read(repository, "symbolic-ref", "-q", "HEAD") is None:
         shown = "HEAD, detached"
-    describe = _text(git_read(repository, "describe", "--tags", sha, timeout=GIT_SECONDS))
-    return RangeStop(sha, subject, why, on, tuple(sorted(bases.get(sha, ()))), shown, merge, describe)
+    return RangeStop(sha, subject, why, on, tuple(sorted(bases.get(sha, ()))), shown, merge)
+
+
+def _described(repository: str, stops: list[RangeStop]) -> list[RangeStop]:
+    """*stops* with their ``git describe --tags``, asked in one process (``--always`` answers a commit no tag
+    reaches with its short sha: that is no describe)."""
+    if not stops:
+        return stops
+    output = git_read(repository, "describe", "--tags", "--always", *(stop.commit for stop in stops), timeout=60.0)
+    said = output.decode("utf-8", "replace").split() if output is not None else []
+    if len(said) != len(stops):  # git could not say: no describe, as identity has none when git cannot say
+        return stops
+    return [
+        dataclasses.replace(stop, describe=None if stop.commit.startswith(name) else name)
+        for stop, name in zip(stops, said, strict=True)
+    ]
 
 
 def _is_ancestor(repository: str, older: str, newer: str) -> bool:
