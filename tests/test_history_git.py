@@ -5,6 +5,7 @@ dirty work tree each say what they are. Run through the CLI, as a user runs it."
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,50 @@ def test_first_change_over_a_range_names_each_stop_read_or_not(repo: Path, tmp_p
     assert data["first_change"]["release"] == f"{_sha(repo, 'v1.5~1')[:10]} (base of v2)"
     assert all(stop["tree"]["commit"] for stop in data["stops"])  # read or not, every row names its commit
     assert any(not stop["read"] for stop in data["stops"])
+
+
+# --- a repository built from real releases, tagged as SGLang tags them ------------------------------------------
+
+#: The releases of the repository: the draft's weights load before the pool is sized from the last one on.
+_BUILT = ("0.5.9", "0.5.13.post1", "0.5.14")
+
+
+@pytest.mark.release
+def test_first_change_over_a_checkout_built_from_releases_names_the_commit_of_the_release(tmp_path: Path) -> None:
+    """main holds each release's package in turn (one commit each); each release is tagged on a branch of its
+    own, after a version bump, as SGLang tags them; a docs commit is HEAD. The first change of the pool, with
+    the EAGLE3 journal, is main's commit of the release whose scheduler loads the draft first: the base of its
+    tag. Every row names its commit; HEAD, a docs commit, is kept and the same as the release before it."""
+    from tests import checkout, releases
+    from tests.journals import SHAPES, journal
+    from tests.test_history_releases import DRAFT_FIRST
+
+    assert DRAFT_FIRST == _BUILT[-1]
+    root = tmp_path / "sglang"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    for version in _BUILT:
+        shutil.rmtree(root / "python" / "sglang", ignore_errors=True)
+        checkout.build(releases.release(version), root)
+        _commit(root, f"sync {version}")
+        _git(root, "checkout", "-qb", f"release/v{version}")
+        _commit(root, f"bump the version to {version}", {"python/sglang/version.py": f'__version__ = "{version}"\n'})
+        _git(root, "tag", "-a", f"v{version}", "-m", f"v{version}")
+        _git(root, "checkout", "-q", "main")
+    _commit(root, "docs", {"docs/index.md": "docs\n"})
+    log = tmp_path / "journal"
+    log.write_text("\n".join(journal(SHAPES["eagle3 journal (a draft after the target's graphs)"])) + "\n")
+    cache = releases.linked_cache(tmp_path, *_BUILT)
+    first = _sha(root, "main~3")
+    data = _json("--git", str(root), f"{first}..HEAD", "--cache-dir", str(cache), "--first-change", "--log",
+                 str(log), "--set", "mm_reservation_gb=0")  # fmt: skip
+    labels = [stop["label"] for stop in data["stops"]]
+    bases = [stop["commit"]["bases"] for stop in data["stops"]]
+    assert bases == [[f"v{_BUILT[0]}"], [f"v{_BUILT[1]}"], [f"v{_BUILT[2]}"], []], labels
+    drafted = _sha(root, "main~1")
+    assert data["first_change"]["release"] == f"{drafted[:10]} (base of v{DRAFT_FIRST})"
+    assert all(stop["tree"]["commit"] for stop in data["stops"])
+    assert data["stops"][-1]["commit"]["named"] == "HEAD"
+    code, out, err = _history("--git", str(root), f"{drafted}..HEAD", "--cache-dir", str(cache))
+    assert code == 0, err
+    assert f"same as {drafted[:10]} (base of v{DRAFT_FIRST})" in out
