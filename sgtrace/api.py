@@ -33,6 +33,7 @@ from sgtrace.model import (
     Site,
     TraceQuery,
     TraceResult,
+    TreeIdentity,
 )
 from sgtrace.sources import Point, Target, resolve
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from sgtrace.analyses.operator import Context, Want
     from sgtrace.analyses.upgrade import PoolChange, ReleasePool
     from sgtrace.forked import Lanes
+    from sgtrace.gitrange import GitRange, RangeStop
     from sgtrace.index.chunks import TreeIndex
     from sgtrace.index.identifiers import IdentifierIndex
 
@@ -331,7 +333,9 @@ def _prepare(
     listing = listing or _discover(target, options)
     index = index_tree(listing, query.attribute, options, _load_graph_modules)
     found = _found(FindQuery(query.attribute, reads=True), [(target, listing)], [index.scan])
-    extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types
+    if not options.with_tests:
+        found = _without_test_folders(found, listing)
+    extras = ("reach", "loads") * reach + ("strict-types",) * query.strict_types + ("tests",) * options.with_tests
     bound = f"depth={options.limits.depth}"
     engine = engine_of(source.module for source in listing.files)
     receivers = query.knob_receivers or engine.arguments
@@ -345,6 +349,25 @@ def _load_graph_modules() -> None:
     """Import what building a graph needs, while the workers read the tree (a cached answer needs none of it)."""
     import sgtrace.graph.build
     import sgtrace.graph.store  # noqa: F401
+
+
+def _without_test_folders(found: FindResult, listing: Listing) -> FindResult:
+    """*found* without the writes and reads in the tree's test folders (``test/``, ``tests/``, a ``test_*.py`` at
+    an import root): a checkout's tests set the pool to made-up values; they are not the package's code."""
+    tests = {source.path for source in listing.files if _is_test_folder(source.module)}
+    if not tests:
+        return found
+    return dataclasses.replace(
+        found,
+        writes=tuple(site for site in found.writes if site.path not in tests),
+        reads=tuple(site for site in found.reads if site.path not in tests) if found.reads is not None else None,
+    )
+
+
+def _is_test_folder(module: str) -> bool:
+    """Whether *module* lies in a test folder at an import root (its first dotted part is a test's name)."""
+    top = module.split(".", 1)[0]
+    return top in ("test", "tests", "testing") or top.startswith("test_")
 
 
 def _traced(
@@ -858,7 +881,7 @@ def history(
     """The caps, formula and (with *log* or *settings*) the start-up's pool on each stop, oldest first, and
     what each step changed; with *first*, only the stops a binary search needs to find the first that
     differs from the first one in *kinds*. A stop that cannot be fetched or analysed is a stop that says
-    why; with *git*, a ``LOW..HIGH`` stop is the first-parent commits that touch a file of the slice.
+    why; with *git*, a ``LOW..HIGH`` stop is its commits (:func:`sgtrace.gitrange.resolve_range`).
     Releases are fetched *fetch_jobs* at a time and read by *lanes* forked children at once (default: two
     where two cores are idle, see :mod:`sgtrace.forked`); *notify* is told the progress. More than *max_stops*
     stops to read whole is an InputError (a checkout's range can hold thousands of commits).
@@ -879,7 +902,8 @@ def history(
                 read = reader.read_all(points, running)
             reader.require(read)
             _say_unreached(options, query, budget, read)
-            return History(query.attribute, budget, tuple(read), reader.changes(read, found), found)
+            changes = reader.changes(read, found)
+            return History(query.attribute, budget, tuple(read), changes, found, ranges=tuple(reader.ranges))
         points = _counted(reader.expand(_listed(stops)), git, None)
         read = [reader.said(point) for point in points]
         # the search's first probe is the middle whatever the first stop says: both are read at once
@@ -899,7 +923,7 @@ def history(
         index, before = first_change(len(points), differs)  # a --set name of unread releases only is not an error
         changes = reader.changes(read, found)
         first_found = FirstChange(looked_for, index, before, sum(1 for stop in read if stop.read or stop.error))
-        return History(query.attribute, budget, tuple(read), changes, found, first_found)
+        return History(query.attribute, budget, tuple(read), changes, found, first_found, tuple(reader.ranges))
 
 
 def _listed(stops: Sequence[Point] | StopList) -> list[Point]:
@@ -952,8 +976,10 @@ class _Stops:
         #: A stop's index -> (the start-up's number, how many the log has, the --env names its release does
         #: not read), when a start-up was evaluated.
         self.seen: dict[int, tuple[int, int, tuple[str, ...]]] = {}
-        #: A commit -> its subject line.
-        self.subjects: dict[str, str] = {}
+        #: A commit of a git range -> what the range says of it (its subject, tags, why it is a stop).
+        self.commits: dict[str, RangeStop] = {}
+        #: The git ranges expanded, in the order given.
+        self.ranges: list[GitRange] = []
         #: Whether a stop read here froze what it left (see :meth:`read`).
         self.frozen = False
 
@@ -965,23 +991,38 @@ class _Stops:
             gc.unfreeze()
 
     def expand(self, stops: Sequence[Point]) -> list[Point]:
-        """The stops, a git ``LOW..HIGH`` replaced by the first-parent commits that touch the slice."""
+        """The stops, a git ``LOW..HIGH`` replaced by its commits (:func:`sgtrace.gitrange.resolve_range`): both
+        ends, the first-parent commits between them that touch the slice or carry a tag, and the bases of the
+        release branches tagged off the line."""
         if self.git is None:
             return list(stops)
-        from sgtrace.fetch import first_parent, tags
+        from sgtrace.fetch import tags
+        from sgtrace.gitrange import resolve_range
 
-        tagged = tags(self.git)
+        tagged = tags(self.git) if any(".." not in point.text for point in stops) else {}
         found: list[Point] = []
         for point in stops:
-            low, dots, high = point.text.partition("..")
+            if ".." not in point.text:
+                found.append(Point(point.text, point.text, tagged.get(self._commit(point.text), ())))
+                continue
             try:
-                commits = first_parent(self.git, low, high, self._paths(low, high)) if dots else [(point.text, "")]
+                span = resolve_range(self.git, point.text, self._paths)
             except FetchError as exc:
                 raise InputError(str(exc)) from exc
-            for sha, subject in commits:
-                self.subjects[sha] = subject
-                found.append(Point(sha, sha[:10] if dots else point.text, tagged.get(sha, ())))
+            self.ranges.append(span)
+            for stop in span.stops:
+                self.commits[stop.commit] = stop
+                found.append(Point(stop.commit, stop.commit[:10], stop.tags))
         return found
+
+    def _commit(self, revision: str) -> str:
+        from sgtrace.fetch import commit
+
+        assert self.git is not None
+        try:
+            return commit(self.git, revision)
+        except FetchError:
+            return revision  # said when the stop is fetched
 
     def _paths(self, low: str, high: str) -> list[str]:
         """The repository's paths of the files the slice reads at either end (the graph's files)."""
@@ -1077,7 +1118,13 @@ class _Stops:
     def said(self, point: Point, error: str = "") -> Stop:
         from sgtrace.analyses.history import Stop
 
-        return Stop(point.label, point.text, error=error, tags=point.tags, subject=self.subjects.get(point.text, ""))
+        known = self.commits.get(point.text)
+        subject, tree = "", None
+        if known is not None and self.git is not None:  # named before it is read (a stop --first-change skips)
+            subject = known.subject
+            root = str(Path(self.git).resolve())
+            tree = TreeIdentity(point.text, root, "checkout", commit=known.commit, describe=known.describe)
+        return Stop(point.label, point.text, error=error, tags=point.tags, subject=subject, tree=tree, commit=known)
 
     def _analysed(self, point: Point, options: RunOptions) -> tuple[Stop, tuple[int, int, tuple[str, ...]] | None]:
         """The stop analysed with *options*, and (the start-up's number, how many the log has, the ``--env``
@@ -1104,7 +1151,8 @@ class _Stops:
                 found, pool = caps(self.query, self.budget, target, dataclasses.replace(options, notify=None)), None
         except (InputError, NotWritten) as exc:
             return dataclasses.replace(said, error=str(exc)), None
-        return dataclasses.replace(said, caps=found, pool=pool, formula=formula(found, self.budget)), seen
+        steps = formula(found, self.budget)
+        return dataclasses.replace(said, caps=found, pool=pool, formula=steps, tree=identify(target)), seen
 
     def require(self, read: Sequence[Stop], inputs: bool = True) -> None:
         """An InputError when no stop could be read (the first one's reason), or (with *inputs*) for a

@@ -405,23 +405,6 @@ def git_read(repository: str, *arguments: str, timeout: float = 10.0, overrides:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def first_parent(repository: str, low: str, high: str, paths: Sequence[str] = ()) -> list[tuple[str, str]]:
-    """(commit, subject) of *low* and of each first-parent commit after it up to *high*, oldest first;
-    with *paths*, only the commits that touch one of them (*low* always)."""
-    start, end = commit(repository, low), commit(repository, high)
-    listed = _git(
-        repository, "log", "--first-parent", "--reverse", "--no-color", "--format=%H %s", f"{start}..{end}",
-        "--", *paths,
-    ).decode("utf-8", "replace")  # fmt: skip
-    subject = _git(repository, "log", "-1", "--no-color", "--format=%s", start).decode("utf-8", "replace").strip()
-    found = [(start, subject)]
-    for line in listed.splitlines():
-        sha, _, text = line.partition(" ")
-        if sha and sha != start:
-            found.append((sha, text))
-    return found
-
-
 def commit(repository: str, revision: str) -> str:
     """The commit *revision* names in *repository*; a FetchError that names it when there is none."""
     try:

@@ -106,16 +106,22 @@ def _describe(top: Path, sha: str) -> str | None:
 
 def _changes(top: Path, subject: Path) -> tuple[bool, int]:
     """Whether the work tree differs from HEAD at all, and how many ``.py`` files under *subject* differ."""
+    changed = changed_paths(top)
+    if changed is None:
+        return False, 0
+    under = _relative(subject.resolve(), top.resolve())
+    inside = [p for p in changed if p.endswith(".py") and (not under or p == under or p.startswith(under + "/"))]
+    return bool(changed), len(inside)
+
+
+def changed_paths(top: Path) -> list[str] | None:
+    """The paths (from the checkout's top) the work tree changes, adds or does not track yet; None when git
+    cannot say (not a work tree)."""
     status = git_read(
         str(top), "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all",
         timeout=GIT_SECONDS, overrides=_no_filters(top),
     )  # fmt: skip
-    if status is None:
-        return False, 0
-    under = _relative(subject.resolve(), top.resolve())
-    changed = _porcelain_paths(status)
-    inside = [p for p in changed if p.endswith(".py") and (not under or p == under or p.startswith(under + "/"))]
-    return bool(changed), len(inside)
+    return None if status is None else _porcelain_paths(status)
 
 
 def _no_filters(top: Path) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sgtrace.cli import cli
@@ -69,3 +70,24 @@ def test_a_folder_with_nothing_to_analyse_is_said(tmp_path: Path) -> None:
     for args in (["find", "max_total_num_tokens"], ["caps"], ["trace", "max_total_num_tokens"]):
         none = runner.invoke(cli, [*args, str(tmp_path), "--exclude", "*.py", "--no-cache"])
         assert f"warning: no Python file to analyse under {tmp_path}" in none.stderr, args
+
+
+def _graph_paths(root: Path, *args: str) -> set[str]:
+    result = CliRunner().invoke(cli, ["graph", str(root), "--json", "--no-cache", *args])
+    assert result.exit_code == 0, result.stderr
+    return {node["path"].split("/")[0] + "/" for node in json.loads(result.stdout)["nodes"] if node.get("path")}
+
+
+def test_a_checkouts_test_folders_are_not_part_of_the_slice_unless_asked(
+    small_checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test/srt/test_pool.py sets the pool to 8 in a setUp: find lists it apart, the slice leaves it out (it is
+    not the package's code), unless --with-tests (or the configuration's with-tests) asks for it."""
+    code, payload, _ = _find(small_checkout)
+    assert code == 0 and _paths(payload) == {"python/", "test/"}
+    assert _graph_paths(small_checkout) == {"python/"}
+    assert _graph_paths(small_checkout, "--focus", "budget") == {"python/"}
+    assert _graph_paths(small_checkout, "--with-tests") == {"python/", "test/"}
+    (small_checkout / "pyproject.toml").write_text("[tool.sgtrace]\nwith-tests = true\n")
+    monkeypatch.chdir(small_checkout)  # the configuration is the current folder's
+    assert _graph_paths(small_checkout) == {"python/", "test/"}

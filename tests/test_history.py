@@ -127,7 +127,7 @@ def test_the_timeline_marks_the_step_that_changes_the_formula_and_the_pool(tmp_p
     assert code == 0, err
     rows = _rows(out)
     assert rows["v3"].startswith("*") and "pool -1.00 GB; formula changed" in rows["v3"], out
-    assert not rows["v2"].startswith("*") and rows["v2"].rstrip().endswith("same")
+    assert not rows["v2"].startswith("*") and rows["v2"].rstrip().endswith("same as v1")
     assert not rows["v4"].startswith("*") and "caps: 1 added" in rows["v4"]  # not watched by default with a start-up
     assert "12.00 GB" in rows["v1"] and "11.00 GB" in rows["v3"]
     assert "rest_memory = avail - total * (1 - self.mem_fraction_static) - 1" in out

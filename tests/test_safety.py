@@ -352,6 +352,15 @@ def test_no_program_a_repository_configures_runs(tmp_path: Path, kind: str) -> N
     assert result.exit_code in (0, 1), result.output
     assert "added" in result.stderr  # the second revision's //= 2 is a new cap: the blobs were read
     assert list(markers.iterdir()) == []
+    # a history asks git more (log, for-each-ref, merge-base, describe, status of a dirty work tree)
+    (repository / "pkg" / "m.py").write_text(lowered.replace("//= 2", "//= 3"))  # same size: contents compared
+    os.utime(repository / "pkg" / "m.py", (1, 1))
+    result = CliRunner().invoke(
+        cli, ["history", "--git", str(repository), "HEAD~1..HEAD", "--cache-dir", str(tmp_path / "cache")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "the work tree changes 1 file the slice reads (pkg/m.py)" in result.stdout
+    assert list(markers.iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", sorted(HOOKS))

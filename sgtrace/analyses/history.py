@@ -15,7 +15,8 @@ from sgtrace.analyses.diff import CapDiff
 from sgtrace.analyses.explain import Step, explain
 from sgtrace.analyses.upgrade import ReleasePool
 from sgtrace.analyses.verdict import Verdict, verdict
-from sgtrace.model import CapsResult
+from sgtrace.gitrange import GitRange, RangeStop
+from sgtrace.model import CapsResult, TreeIdentity
 
 #: What a change of the history can be, as ``--fail-on`` names them (``pool``: the start-up's pool).
 KINDS = ("added", "removed", "changed", "moved", "budget", "pool")
@@ -41,6 +42,10 @@ class Stop:
     subject: str = ""
     #: Its budget formula, as the chain of steps ``explain`` evaluates (values not computed).
     formula: tuple[Step, ...] = ()
+    #: Which code it is (a release's spec and version, a commit and its ``describe``); None when not known.
+    tree: TreeIdentity | None = None
+    #: For a commit of a git range: why it is a stop, how it was named, the release branches based on it.
+    commit: RangeStop | None = None
 
     @property
     def read(self) -> bool:
@@ -97,6 +102,8 @@ class History:
     kinds: tuple[str, ...]
     #: With ``--first-change``: where it is.
     first: FirstChange | None = None
+    #: The git ranges the stops came from (what each cannot show: a shallow clone, a dirty work tree...).
+    ranges: tuple[GitRange, ...] = ()
 
 
 def formula(caps: CapsResult, budget: str) -> tuple[Step, ...]:

@@ -75,6 +75,8 @@ class RunFlags:
     max_file_size: int
     max_unpacked_size: int
     max_depth: int
+    #: Whether the writes in the tree's test folders seed the slice (``--with-tests``; the graph's commands only).
+    with_tests: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -118,6 +120,7 @@ def _run_options(flags: RunFlags) -> Any:
         path_filter=PathFilter(tuple(flags.exclude), tuple(flags.include), not flags.no_ignore, flags.follow_links),
         notify=_warn,
         limits=flags.limits,
+        with_tests=flags.with_tests,
     )
 
 
@@ -261,7 +264,7 @@ def _run_flags(function: Callable[..., Any]) -> Any:
 
     @functools.wraps(function)
     def with_flags(**kwargs: Any) -> Any:
-        flags = RunFlags(**{name: kwargs.pop(name) for name in _FLAG_NAMES})
+        flags = RunFlags(**{name: kwargs.pop(name) for name in _FLAG_NAMES if name in kwargs})
         return function(flags=flags, **kwargs)
 
     options = [
@@ -291,19 +294,24 @@ def _run_flags(function: Callable[..., Any]) -> Any:
 
 
 def _common(function: Any) -> Any:
-    """The run flags, and --max-nodes and --strict-types for the commands that build the graph."""
+    """The run flags, and --max-nodes, --strict-types and --with-tests for the commands that build the graph."""
     function = click.option(
         "--strict-types",
         is_flag=True,
         help="Leave calls on receivers of unknown type unresolved (no approximate guess by method name).",
     )(function)
-    return click.option(
+    function = click.option(
         "--max-nodes",
         type=click.IntRange(min=10),
         default=2000,
         show_default=True,
         help="Stop growing the slice past this many nodes.",
     )(_run_flags(function))
+    return click.option(
+        "--with-tests",
+        is_flag=True,
+        help="Let the writes in the tree's test folders (test/, tests/) seed the slice too (find lists them always).",
+    )(function)
 
 
 @dataclass(frozen=True, slots=True)

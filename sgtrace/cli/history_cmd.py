@@ -40,8 +40,9 @@ Examples:
 RANGE is name==LOW..HIGH (every release the registry has between them,
 post-releases included, pre-releases with --pre), name==A,B,C, or trees
 (paths, wheels, specs) one per argument; with --git, LOW..HIGH of the
-checkout (the first-parent commits that touch a file the slice reads) or
-revisions. A row is marked (*) when its step from the row before changes
+checkout (both ends, and the first-parent commits between them that touch
+a file the slice reads or carry a tag, and where a tagged release branch
+leaves the line) or revisions. A row is marked (*) when its step from the row before changes
 what --watch names (default: the formula and the pool with a start-up,
 else the formula and added, removed or changed caps). --first-change reads
 only the releases a binary search needs to find the first change of what

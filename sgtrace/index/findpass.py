@@ -49,6 +49,9 @@ class RunOptions:
     #: The function bodies this process read, by their text (a :class:`~sgtrace.index.body.ReadBodies`), for
     #: trees read one after another: a function met again unchanged is not read again.
     read_bodies: Any = field(default=None, compare=False)
+    #: Whether the writes in a tree's test folders (``test/``, ``tests/`` at an import root) seed the slice as
+    #: the package's do (``find`` lists them whatever this says).
+    with_tests: bool = False
 
 
 @dataclass(frozen=True, slots=True)

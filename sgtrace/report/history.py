@@ -9,13 +9,17 @@ from typing import Any
 from tabulate import tabulate
 
 from sgtrace.analyses.history import Change, History, Stop
+from sgtrace.gitrange import GitRange, RangeStop
 from sgtrace.report.diff_parts import counts, flat, pool_sentence, where
 from sgtrace.report.diff_report import payload
+from sgtrace.report.provenance import payload as payload_of
 
 #: The verdict line names at most this many steps.
 _LISTED = 6
 #: A marked step lists at most this many caps added, and as many removed.
 _LISTED_CAPS = 12
+#: How many hex digits of a commit a note shows (as a row's label).
+_SHA = 10
 #: A reason a stop was not read, in a table cell: at most this many characters.
 _CELL = 70
 
@@ -25,6 +29,7 @@ def render_text(history: History, span: str) -> str:
     lines = [*_heading(history, span), ""]
     lines += tabulate(_rows(history, text=True), headers=_headers(history), tablefmt="simple").splitlines()
     lines += ["", *_first(history)] if history.first is not None else []
+    lines += ["", *(f"note: {note}" for note in notes(history))] if notes(history) else []
     lines += _unread(history)
     marked = [change for change in history.changes if change.changes]
     if marked:
@@ -40,6 +45,7 @@ def render_markdown(history: History, span: str) -> str:
     lines = [f"### {title}", "", *(f"{line}  " for line in rest), ""]
     lines += tabulate(_rows(history, text=False), headers=_headers(history), tablefmt="github").splitlines()
     lines += ["", *_first(history)] if history.first is not None else []
+    lines += ["", *(f"- {note}" for note in notes(history))] if notes(history) else []
     for change in history.changes:
         if change.changes:
             old, new = history.stops[change.old].label, history.stops[change.new].label
@@ -67,6 +73,7 @@ def render_json(history: History, span: str) -> str:
             for change in history.changes
         ],  # fmt: skip
         "first_change": None,
+        "ranges": [_range(span) for span in history.ranges],
     }
     if history.first is not None:
         first = history.first
@@ -127,12 +134,13 @@ def _rows(history: History, text: bool) -> list[list[str]]:
         steps = len(stop.formula)
         formula = f"{steps} step{'s' * (steps != 1)}" + (" (changed)" if change and change.diff.budget_changed else "")
         pool = [_gb(stop)] if pooled else []
-        rows.append([mark, name, str(len(stop.caps.caps)), formula, *pool, change_summary(change) if change else ""])
+        step = change_summary(change, label(history.stops[change.old])) if change else ""
+        rows.append([mark, name, str(len(stop.caps.caps)), formula, *pool, step])
     return rows
 
 
-def change_summary(change: Change) -> str:
-    """A step in a few words: the pool's change, the formula, the caps' counts."""
+def change_summary(change: Change, previous: str = "") -> str:
+    """A step in a few words: the pool's change, the formula, the caps' counts; "same as *previous*" when none."""
     found = change.diff
     parts = []
     if found.pool is not None:
@@ -149,7 +157,7 @@ def change_summary(change: Change) -> str:
             ("changed", len(found.changed)), ("moved", len(found.moved))) if n]  # fmt: skip
     if caps:
         parts.append("caps: " + ", ".join(caps))
-    return "; ".join(parts) or "same"
+    return "; ".join(parts) or ("same as " + previous if previous else "same")
 
 
 def _step(history: History, change: Change) -> list[str]:
@@ -204,6 +212,8 @@ def _stop(stop: Stop) -> dict[str, Any]:
     if stop.caps is not None:
         found["caps"] = len(stop.caps.caps)
         found["formula"] = [{"path": s.path, "line": s.line, "code": s.code, "target": s.target} for s in stop.formula]
+    found["tree"] = payload_of(stop.tree)
+    found["commit"] = _commit(stop.commit) if stop.commit is not None else None
     if stop.pool is not None:
         explanation = stop.pool.explanation
         found["kv_budget_gb"] = explanation.kv_budget_gb
@@ -212,8 +222,12 @@ def _stop(stop: Stop) -> dict[str, Any]:
 
 
 def label(stop: Stop) -> str:
-    """How a row names a stop: its label, and its tags."""
-    return f"{stop.label} ({', '.join(stop.tags)})" if stop.tags else stop.label
+    """How a row names a stop: its label, its tags, how an end was named, the release branches based on it."""
+    said = [tag for tag in stop.tags if tag != stop.label]  # a revision named by its tag is not named twice
+    if stop.commit is not None:
+        said += [stop.commit.named] if stop.commit.named else []
+        said += [f"base of {tag}" for tag in stop.commit.bases]
+    return f"{stop.label} ({', '.join(said)})" if said else stop.label
 
 
 def _gb(stop: Stop) -> str:
@@ -226,3 +240,72 @@ def _gb(stop: Stop) -> str:
 
 def _short(text: str, most: int = _CELL) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def notes(history: History) -> list[str]:
+    """What the git ranges cannot show, and how they show what is off their line, one sentence each."""
+    found: list[str] = []
+    merges = [label(stop) for stop in history.stops if stop.commit is not None and stop.commit.merge]
+    for span in history.ranges:
+        found += _range_notes(span, history.stops)
+    if merges:
+        found.append(f"{', '.join(merges)}: a merge is one step, the branch it brings in whole (its own commits "
+                     "are not stops)")  # fmt: skip
+    return found
+
+
+def _range_notes(span: GitRange, stops: tuple[Stop, ...]) -> list[str]:
+    named = {stop.text: label(stop) for stop in stops}
+    low, high = span.stops[0], span.stops[-1]
+    found = []
+    if span.low_off_line:
+        where_ = (f"the line leaves its history at {span.low_base[:_SHA]}, and the first step compares it with the "
+                  "line's commits after that") if span.low_base else "the two have no history in common"  # fmt: skip
+        if span.cut is not None:
+            where_ = (f"the clone's history stops at {span.cut[:_SHA]} before the line meets it (the clone is "
+                      "shallow), and the first step spans what the clone did not fetch")  # fmt: skip
+        found.append(f"{named.get(low.commit, low.commit[:_SHA])} is not on the first-parent line of "
+                     f"{named.get(high.commit, high.commit[:_SHA])}: {where_}")  # fmt: skip
+    for off in span.off_line:
+        base = named.get(off.base, off.base[:_SHA])
+        count = f"{off.commits} commit{'s' * (off.commits != 1)}"
+        touching = f"{off.touching} touching the slice" if off.touching else "none touching the slice"
+        found.append(
+            f"{off.tag} ({off.commit[:_SHA]}) is on a branch off the first-parent line: its row is the commit the "
+            f"branch leaves from, {base}; the branch's {count} after it ({touching}) "
+            f"{'are' if off.commits != 1 else 'is'} not read: name {off.tag} as an end or a revision to read it"
+        )
+    if span.shallow:
+        since = f" ({span.shallow_since})" if span.shallow_since and not span.cut else ""
+        boundary = span.cut or span.shallow[0]
+        found.append(f"the clone is shallow: its history stops at {boundary[:_SHA]}{since}; older "
+                     "commits, and tags and release branches it did not fetch, are not seen (git fetch --unshallow "
+                     "--tags fetches them)")  # fmt: skip
+    if span.detached:
+        found.append("HEAD is detached: the range ends at the commit checked out, not at a branch")
+    if span.dirty:
+        shown = ", ".join(span.dirty[:3]) + (f" and {len(span.dirty) - 3} more" if len(span.dirty) > 3 else "")
+        found.append(f"the work tree changes {len(span.dirty)} file{'s' * (len(span.dirty) != 1)} the slice reads "
+                     f"({shown}), not committed: the history reads commits, so {named.get(high.commit, 'HIGH')} is "
+                     "read as committed (sgtrace caps on the checkout reads the work tree)")  # fmt: skip
+    return found
+
+
+def _commit(stop: RangeStop) -> dict[str, Any]:
+    return {
+        "commit": stop.commit, "why": stop.why, "named": stop.named or None, "bases": list(stop.bases),
+        "merge": stop.merge, "describe": stop.describe,
+    }  # fmt: skip
+
+
+def _range(span: GitRange) -> dict[str, Any]:
+    return {
+        "range": span.text, "low": span.stops[0].commit, "high": span.stops[-1].commit, "commits": span.commits,
+        "off_line": [
+            {"tag": o.tag, "commit": o.commit, "base": o.base, "commits": o.commits, "touching": o.touching}
+            for o in span.off_line
+        ],
+        "low_off_line": span.low_off_line, "low_base": span.low_base, "shallow": list(span.shallow),
+        "shallow_since": span.shallow_since or None, "cut": span.cut, "detached": span.detached,
+        "dirty": list(span.dirty),
+    }  # fmt: skip
