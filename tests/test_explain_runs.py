@@ -696,13 +696,20 @@ def test_sglangs_refusal_wrapped_over_lines_is_its_death_with_its_figures(cuts: 
     }, pieces
 
 
-def test_a_log_of_sglangs_wrapped_refusal_alone_names_it_and_its_figures_in_text_and_json(tmp_path: Path) -> None:
+def test_sglangs_wrapped_refusal_alone_is_a_start_up_that_died_of_it_in_text_and_json(tmp_path: Path) -> None:
+    """A log of the traceback and the refusal, no line of the start-up before them: the refusal names the fraction
+    the start-up ran, so it is one, dead of it; explain gives its fraction and SGLang's advice, and the inputs the
+    lines lack (exit 2), in JSON too."""
     log = tmp_path / "refusal.log"
     log.write_text("\n".join([*_DIED_AT_WEIGHTS[2:], _REFUSAL[:60], _REFUSAL[60:130], _REFUSAL[130:]]) + "\n")
+    (run,) = split(log.read_text())
+    assert run.end.died and run.death is not None and run.death[0] == 4
+    assert facts(run)["mem_fraction_static"] == 0.88
     text = CliRunner().invoke(cli, ["explain", "--log", str(log), str(sample_tree())])
     assert text.exit_code == 2
-    assert "line 4 is SGLang's death 'ValueError: Loaded weights leave no GPU memory" in text.output
-    assert "(mem_fraction_static 0.88, fraction_needed 0.913)" in text.output
+    assert "It died at line 4: ValueError: Loaded weights leave no GPU memory" in " ".join(text.stdout.split())
+    assert "a mem_fraction_static above 0.913 leaves memory for the pool" in " ".join(text.stdout.split())
+    assert "sgtrace: missing input available_gpu_memory" in text.stderr
     as_json = CliRunner().invoke(cli, ["explain", "--log", str(log), "--format", "json", str(sample_tree())])
     assert as_json.exit_code == 2
-    assert "fraction_needed 0.913" in json.loads(as_json.stdout)["error"]["message"]
+    assert json.loads(as_json.stdout)["inputs"] == {"mem_fraction_static": 0.88}

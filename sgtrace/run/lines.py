@@ -128,7 +128,7 @@ def rewrapped(numbered: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
         number, raw = numbered[index]
         taken = 0
         if WRAP_HEAD.search(raw):
-            raw, taken = rejoined(raw, [text for _, text in numbered[index + 1 : index + 1 + WRAP_LINES]])
+            raw, taken = rejoined(raw, bare_lines(text for _, text in numbered[index + 1 : index + 1 + WRAP_LINES]))
         yield number, raw
         index += 1 + taken
 
@@ -327,6 +327,17 @@ def clean(number: int, raw: str) -> LogLine:
         level = _LEVEL.match(text)
         text = text[level.end() :] if level else text
     return LogLine(number, when, rank, unit, text, pid, seconds)
+
+
+def bare_lines(following: Iterable[str]) -> list[str]:
+    """The lines of *following* up to the first with a prefix or a stamp of its own: those a wrap can run on to."""
+    found = []
+    for raw in following:
+        line = clean(0, raw)
+        if line.when or line.unit or line.rank or line.pid:
+            break
+        found.append(raw)
+    return found
 
 
 def _seconds(when: str) -> float | None:

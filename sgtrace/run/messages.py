@@ -529,6 +529,32 @@ MESSAGES: tuple[Message, ...] = (
         forms=("Automatically reduce --mem-fraction-static to {} because this is a multimodal model.",),
     ),
     Message(
+        "named_inputs",
+        Kind.VERDICT,
+        "available_gpu_memory=",
+        re.compile(
+            r"available_gpu_memory="
+            + _n("after")
+            + r"\s*GB"
+            + _then(r"(?:total_gpu_memory|pre_model_load_memory)=", "before")
+            + r"(?:(?=.*?mem_fraction_static="
+            + _n("fraction")
+            + r"))?"
+            + _then("rest_memory=", "rest")
+        ),  # fmt: skip
+        (
+            _gb("after", "avail_after_weights_gb"),
+            _gb("before", "avail_before_weights_gb"),
+            Figure("fraction", "mem_fraction_static", "fraction"),
+            _gb("rest", "rest_gb"),
+        ),
+        description=(
+            "a line no release on the registry prints, naming the formula's inputs by the names of its code (a build"
+            " of its own: 'Memory profiling: available_gpu_memory=..., total_gpu_memory=..., mem_fraction_static=...,"
+            " rest_memory=...'): read for them, and the answer says where they came from"
+        ),
+    ),
+    Message(
         "no_kv_memory",
         Kind.DEATH,
         "Loaded weights leave no GPU memory for the KV cache",
@@ -652,6 +678,17 @@ MESSAGES: tuple[Message, ...] = (
         forms=("SIGTERM received. {} {}. Draining requests and shutting down...",),
     ),
     Message(
+        "bench_done",
+        Kind.SERVICE_STOP,
+        "Total. latency:",
+        re.compile(r"^Total\. latency:\s*[0-9.]+ s, throughput:"),
+        description=(
+            "a benchmark's last result (bench_one_batch, bench_latency: no server): the run did its work and ends; a"
+            " traceback at its interpreter's exit (multiprocessing's resource tracker) is no death"
+        ),
+        forms=("Total. latency: {} s, throughput: {} token/s",),
+    ),
+    Message(
         "child_exit",
         Kind.DEATH,
         "exit code",
@@ -757,34 +794,40 @@ _OWN_LINE = re.compile(
 
 def rejoined(head: str, following: Sequence[str]) -> tuple[str, int]:
     """(the text of a message that a paste wrapped, the lines of *following* it runs on to): *head* as it is and 0
-    when no wrap makes it a message of WRAPPING with more figures than *head* alone gives.
+    when no wrap makes the message of WRAPPING whose head it holds read more figures than *head* alone gives.
 
     A terminal cuts a line anywhere (its pieces join as they are); an editor or a page wraps at spaces (they join
     with one)."""
     lines: list[str] = []
     for line in following[:WRAP_LINES]:
-        if len(line) > WRAP_CHARS or _OWN_LINE.match(line) or WRAP_HEAD.search(line):
-            break  # a line of its own, or the next message
+        if len(line) > WRAP_CHARS or _OWN_LINE.match(line) or WRAP_HEAD.match(line.lstrip()):
+            break  # a line of its own, or the next message at its start
         lines.append(line)
-    if not lines or len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
+    heads = [message for message in WRAPPING if message.literal[:20] in head]  # the message the head line begins
+    if not lines or not heads or len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
         return head, 0
-    best, taken, most = head, 0, _figures_read(head)
+    best, taken, most = head, 0, _figures_read(head, heads)
     for count in range(1, len(lines) + 1):
-        for joins in product(("", " "), repeat=count):  # at most 2**WRAP_LINES ways
+        ways = [(" ", "") if before.rstrip()[-1:] in _PAUSES else ("", " ") for before in [head, *lines[: count - 1]]]
+        for joins in product(*ways):  # at most 2**WRAP_LINES ways, the likelier first (a tie keeps it)
             joined = head + "".join(
                 join + (piece.lstrip() if join else piece) for join, piece in zip(joins, lines[:count], strict=True)
             )
-            found = _figures_read(joined)
+            found = _figures_read(joined, heads)
             if found > most:
                 best, taken, most = joined, count, found
     return best, taken
 
 
-def _figures_read(text: str) -> tuple[int, int]:
-    """(figures a message of WRAPPING reads in *text*, plus one for the message; their digits): a figure cut at a
+#: After these a line more likely ended at a space (an editor's wrap) than in a word (a terminal's).
+_PAUSES = frozenset(".,;:)")
+
+
+def _figures_read(text: str, messages: Sequence[Message]) -> tuple[int, int]:
+    """(figures one of *messages* reads in *text*, plus one for the message; their digits): a figure cut at a
     line's end reads fewer digits."""
     best = (0, 0)
-    for message in WRAPPING:
+    for message in messages:
         match = read(message, text)
         if match:
             values = [value for value in match.groupdict().values() if value is not None]

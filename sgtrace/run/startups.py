@@ -27,7 +27,7 @@ from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
 from sgtrace.run.building import DRAFT, TARGET, Building, Found, Model, Rank
 from sgtrace.run.events import Event, classify
 from sgtrace.run.lines import LogLine, lines
-from sgtrace.run.messages import Kind
+from sgtrace.run.messages import QUANTITIES, Kind
 from sgtrace.run.stages import EARLY_DRAFT, Ended
 
 #: Two ranks whose memory figures differ by more than this many GB disagree.
@@ -127,7 +127,7 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
         event = classify(line)
         if event is None:
             continue
-        if current is None and event.kind not in _BEGINS and not event.step:
+        if current is None and event.kind not in _BEGINS and not event.step and not _refusal(event):
             early += [event] if event.kind in (Kind.VERSION, Kind.VERDICT) else []
             unfiled += [event] if event.kind in (Kind.VERDICT, Kind.DEATH) and len(unfiled) < _UNFILED else []
             continue
@@ -148,6 +148,12 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
     if current is not None:
         _file(kept, count + 1, current)
     return list(kept), [] if kept else unfiled
+
+
+def _refusal(event: Event) -> bool:
+    """Whether *event* is SGLang refusing a start-up with the fraction it ran (``Loaded weights leave no GPU memory
+    ... under --mem-fraction-static=0.94``): a start-up of its own, though none of its lines came before it."""
+    return event.kind is Kind.DEATH and "mem_fraction_static" in event.figures
 
 
 def _file(kept: deque[StartUp], index: int, run: Building) -> int:
@@ -244,6 +250,14 @@ def _finish(index: int, run: Building) -> StartUp:
                 f"{usage.value:.2f} GB, line {usage.line}): another process was freeing memory, so the"
                 f" {whose}weights' size is not known, and the memory free before them was not all this start-up's"
             )
+    named = [(name, run.verdicts[name]) for name in NAMED_INPUTS if name in run.verdicts and name not in target]
+    for name, (value, line) in named:
+        target[name] = Figure(value, line, "")
+    if named:
+        cautions.append(
+            f"{' and '.join(QUANTITIES[name].split(' (')[0] for name, _ in named)} come from line {named[0][1][1]},"
+            " a line no release on the registry prints (a build of its own) that names them by the code's names"
+        )
     if run.args_cut is not None:
         line, last = run.args_cut
         after = f"after {last}" if last != "-" else "before its first field"
@@ -300,6 +314,10 @@ def _finish(index: int, run: Building) -> StartUp:
         pools=pools,
         draft_first=run.order == EARLY_DRAFT,
     )
+
+
+#: The target's figures a line of SGLang's own verdicts may name (messages' "named_inputs"), where no step gave them.
+NAMED_INPUTS = ("avail_before_weights_gb", "avail_after_weights_gb")
 
 
 def _models(ranks: list[Rank], slot: int) -> list[Model]:

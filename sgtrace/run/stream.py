@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, BinaryIO, cast
 
-from sgtrace.run.lines import FIELD_RECORDS, MAX_LINE, LogError, LogLine, clean, field_records, unwrapped
+from sgtrace.run.lines import FIELD_RECORDS, MAX_LINE, LogError, LogLine, bare_lines, clean, field_records, unwrapped
 from sgtrace.run.messages import LITERALS, WRAP_CHARS, WRAP_HEAD, WRAP_LINES, rejoined
 
 
@@ -203,7 +203,7 @@ def _wrapped(data: bytes, start: int, stop: int, end: int) -> tuple[bytes, int]:
             break
         ends.append(following)
     pieces = [_text(data[a + 1 : b]) for a, b in pairwise(ends)]
-    text, taken = rejoined(_text(data[start : min(stop, start + MAX_LINE)]), pieces)
+    text, taken = rejoined(_text(data[start : min(stop, start + MAX_LINE)]), bare_lines(pieces))
     return text.encode("utf-8", errors="surrogateescape"), ends[taken]
 
 
