@@ -21,6 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sgtrace.run.stages import Ended
 from sgtrace.run.startups import Figure, StartUp, pick, split
 from tests.conftest import FIXTURES
 from tests.examples import EXAMPLES, PROFILES, TALLIES
@@ -425,3 +426,26 @@ def test_one_process_id_keeps_a_step_in_its_start_up_whatever_its_elapsed_says(
     assert len(runs) == 1, [r.begun_by for r in runs]
     assert runs[0].target["weights_gb"].value == whole[0].target["weights_gb"].value
     assert [pool[:4] for pool in runs[0].pools] == [pool[:4] for pool in whole[0].pools]
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_log_pasted_newest_first_is_read_as_it_was_written(form: str) -> None:
+    """Issue 54: a log viewer's paste, newest line first: the same start-ups, each saying it was turned over."""
+    written, pasted = split("\n".join(FORMS[form])), split("\n".join(reversed(FORMS[form])))
+    assert [_read(run) for run in pasted] == [_read(run) for run in written]
+    assert all("newest first" in " ".join(run.cautions) for run in pasted)
+
+
+def test_the_end_of_a_start_up_pasted_newest_first_is_one_start_up_that_got_ready() -> None:
+    """The issue's paste: the ready line, the scheduler line and the pool line, newest first."""
+    lines = [
+        "[2026-03-02 09:14:51] The server is fired up and ready to roll!",
+        "[2026-03-02 09:14:44 TP0] max_total_num_tokens=1256440, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+        " max_running_requests=4096, context_len=131072, available_gpu_mem=8.13 GB",
+        "[2026-03-02 09:14:10 TP0] KV Cache is allocated. #tokens: 1256440, K size: 7.19 GB, V size: 7.19 GB",
+    ]
+    (run,) = split("\n".join(lines))
+    assert run.end is Ended.READY and run.max_total_num_tokens is not None
+    assert run.target["kv_gb"].value == 14.38
+    (kept,) = split("\n".join(reversed(lines)))
+    assert _read(kept) == _read(run)

@@ -115,6 +115,8 @@ class Building:
     last_stage: Stage | None = None
     #: SGLang's verdicts: quantity -> (value, line) (the fraction it chose, the profile it rejected...).
     verdicts: dict[str, tuple[float, int]] = field(default_factory=dict)
+    #: Whether the log it is in runs newest first (read turned over).
+    newest_first: bool = False
 
     @property
     def up(self) -> bool:

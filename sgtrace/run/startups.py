@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import chain, islice, pairwise
 
 from sgtrace.run.boundaries import UNSURE, boundary, doubt, slot_of
 from sgtrace.run.building import DRAFT, TARGET, Building, Found, Model, Rank
@@ -123,7 +124,8 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
     early: list[Event] = []  # a version named before the first start-up
     unfiled: list[Event] = []
     count = 0
-    for line in lines(log) if isinstance(log, str) else log:
+    newest_first, in_order = _in_time_order(lines(log) if isinstance(log, str) else log)
+    for line in in_order:
         event = classify(line)
         if event is None:
             continue
@@ -136,7 +138,7 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
             if current is not None:
                 count += _file(kept, count + 1, current)
             named = current.version if current is not None else None  # a version named earlier still holds
-            current = Building(line, reason.removeprefix(UNSURE), version=named)
+            current = Building(line, reason.removeprefix(UNSURE), version=named, newest_first=newest_first)
             if reason.startswith(UNSURE):
                 current.doubts.append(f"it may begin before line {line.number}: {current.begun_by}")
             for before in early:
@@ -148,6 +150,23 @@ def split_log(log: str | Iterable[LogLine]) -> tuple[list[StartUp], list[Event]]
     if current is not None:
         _file(kept, count + 1, current)
     return list(kept), [] if kept else unfiled
+
+
+#: Lines read to tell a log pasted newest first (a log viewer's order) from one in the order it was written.
+_ORDER_PEEK = 2000
+
+
+def _in_time_order(log: Iterable[LogLine]) -> tuple[bool, Iterator[LogLine]]:
+    """(whether the log runs newest first, its lines oldest first): SGLang's stamps going down far more often than
+    up among its first lines (ranks interleave a little, start-ups pasted in any order each go up) turn it over."""
+    lines = iter(log)
+    head = list(islice(lines, _ORDER_PEEK))
+    stamps = [line.seconds for line in head if line.seconds is not None]
+    downs = sum(1 for a, b in pairwise(stamps) if b < a)
+    ups = sum(1 for a, b in pairwise(stamps) if b > a)
+    if downs >= 2 and downs > 3 * ups:
+        return True, reversed([*head, *lines])
+    return False, chain(head, lines)
 
 
 def _refusal(event: Event) -> bool:
@@ -258,6 +277,8 @@ def _finish(index: int, run: Building) -> StartUp:
             f"{' and '.join(QUANTITIES[name].split(' (')[0] for name, _ in named)} come from line {named[0][1][1]},"
             " a line no release on the registry prints (a build of its own) that names them by the code's names"
         )
+    if run.newest_first:
+        cautions.append("the log runs newest first (SGLang's stamps go down): it is read from its last line up")
     if run.args_cut is not None:
         line, last = run.args_cut
         after = f"after {last}" if last != "-" else "before its first field"
