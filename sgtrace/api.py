@@ -81,10 +81,14 @@ DEFAULT_MAX_LOG_BYTES = 2 << 30
 class InputError(Exception):
     """A root or spec that cannot be analysed at all (exit code 2)."""
 
-    def __init__(self, message: str, option: str = "", name: str = "", where: str = "") -> None:
+    def __init__(
+        self, message: str, option: str = "", name: str = "", where: str = "", details: Mapping[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         #: For a name the trees do not hold: the option that gave it, the name and the trees (else "").
         self.option, self.name, self.where = option, name, where
+        #: What was found, what is missing and what would supply it (the error's JSON), where the input says.
+        self.details: Mapping[str, Any] = details or {}
 
 
 def rewound(log: bytes | str | BinaryIO) -> bytes | str | BinaryIO:
@@ -133,7 +137,7 @@ def resolve_targets(
         try:
             target = resolve(text, fetch_dir, git, limits, sample)
         except FetchError as exc:
-            raise InputError(str(exc)) from exc
+            raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
         if target.note:
             notify(target.note)
         if not Path(target.path).exists():
@@ -163,7 +167,7 @@ def _discover(target: Target, options: RunOptions) -> Listing:
     try:
         listing = discover(target.path, options.path_filter, options.limits)
     except (RootError, PatternError) as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
     if options.notify is not None:
         for note in listing.notes:
             options.notify(note)
@@ -653,7 +657,7 @@ def _explained(
         )
         code.forget()
     except BadInput as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
     origins = where_set(traced.graph, result.steps)
     missing = {
         name: f"{how} (set at {origins[name]})" if name in origins else how for name, how in result.missing.items()
@@ -808,7 +812,7 @@ def _recorded_pool(
         given = server.given(kept, strict_env=False)
         result, _ = build((), sites, recorded, budget, runs, kept, want or Want(), None, given)
     except BadInput as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
     return ReleasePool(result, tuple(sorted(set(settings) - known)), inputs=known)
 
 
@@ -818,7 +822,7 @@ def _pool_change(old: ReleasePool, new: ReleasePool, context: Context, settings:
     try:
         return pool_change(old, new, context.run, len(context.runs), settings)
     except NotAnInput as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
 
 
 def history_points(
@@ -834,7 +838,7 @@ def history_points(
     try:
         return points(arguments, cache_dir or default_dir(), pre)
     except FetchError as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
 
 
 class StopList:
@@ -1008,7 +1012,7 @@ class _Stops:
             try:
                 span = resolve_range(self.git, point.text, self._paths)
             except FetchError as exc:
-                raise InputError(str(exc)) from exc
+                raise InputError(str(exc), details=getattr(exc, "details", None)) from exc
             self.ranges.append(span)
             for stop in span.stops:
                 self.commits[stop.commit] = stop

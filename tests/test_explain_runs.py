@@ -713,3 +713,45 @@ def test_sglangs_wrapped_refusal_alone_is_a_start_up_that_died_of_it_in_text_and
     as_json = CliRunner().invoke(cli, ["explain", "--log", str(log), "--format", "json", str(sample_tree())])
     assert as_json.exit_code == 2
     assert json.loads(as_json.stdout)["inputs"] == {"mem_fraction_static": 0.88}
+
+
+def _error_schema() -> dict[str, object]:
+    """The schema docs/explain.md gives for an exit without an answer (its one JSON block after the heading)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text(encoding="utf-8")
+    section = text.split("## When there is no answer", 1)[1]
+    return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("content", "args"),
+    [
+        ("hello\n", []),
+        ("[2026-03-01 10:00:00] Scheduler hit an exception: Traceback (most recent call last):\n", []),
+        ("\x00\x01\x02" * 5000, []),
+        (JOURNAL.read_text(), ["--set", "mem_fraction_static=7"]),
+        (JOURNAL.read_text(), ["--run", "9"]),
+    ],
+    ids=["no-start-up", "a-death-alone", "binary", "bad-set", "no-such-run"],
+)
+def test_every_exit_2_without_an_answer_is_json_the_docs_schema_holds(
+    tmp_path: Path, content: str, args: list[str]
+) -> None:
+    import jsonschema
+
+    log = tmp_path / "server.log"
+    log.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["explain", "--log", str(log), "--format", "json", *args, str(sample_tree())])
+    assert result.exit_code == 2, result.output
+    data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(_error_schema()).validate(data)
+    assert result.stderr.strip().splitlines()[-1] == f"sgtrace: error: {data['error']['message']}"
+    if "start-up" in data["error"]["message"] and "no SGLang start-up" in data["error"]["message"]:
+        assert data["error"]["found"]["start_ups"] == 0 and data["error"]["missing"]
+
+
+def test_a_death_alone_is_listed_with_what_sglang_said_in_the_errors_json(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(_DIED_AT_WEIGHTS[2:]) + "\n")
+    result = CliRunner().invoke(cli, ["explain", "--log", str(log), "--format", "json", str(sample_tree())])
+    said = json.loads(result.stdout)["error"]["found"]["sglang_said"]
+    assert [(s["line"], s["kind"]) for s in said] == [(1, "death")]

@@ -31,7 +31,12 @@ from sgtrace.run.startups import StartUp, facts
 
 
 class BadInput(Exception):
-    """A log, a ``--set`` or a configuration that cannot be used (exit code 2)."""
+    """A log, a ``--set`` or a configuration that cannot be used (exit code 2); *details* say what was found, what
+    is missing and what would supply it, for the error's JSON (docs/explain.md, "When there is no answer")."""
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details: Mapping[str, Any] = details or {}
 
 
 @dataclass(frozen=True)

@@ -124,17 +124,41 @@ def read_runs(log: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -
         raise BadInput(str(exc)) from exc
     if not runs:
         words = "no SGLang start-up in the log (no server_args= line, service start or memory figures)"
+        said = [
+            {
+                "line": event.line.number,
+                "kind": "death" if event.kind is Kind.DEATH else "verdict",
+                "text": event.line.text[:160],
+                "figures": dict(event.figures),
+            }
+            for event in unfiled
+        ]
         if unfiled:
-            said = max(unfiled, key=lambda event: len(event.figures))  # the verdict with figures, else the first
-            first = said.line
-            figures = ", ".join(f"{name} {value:g}" for name, value in said.figures.items())
+            telling = max(unfiled, key=lambda event: len(event.figures))  # the verdict with figures, else the first
+            first = telling.line
+            figures = ", ".join(f"{name} {value:g}" for name, value in telling.figures.items())
             words += (
-                f"; line {first.number} is SGLang's {'death' if said.kind is Kind.DEATH else 'verdict'}"
+                f"; line {first.number} is SGLang's {'death' if telling.kind is Kind.DEATH else 'verdict'}"
                 f" '{first.text[:160]}'{f' ({figures})' if figures else ''}, but none of its start-up's lines is in"
                 " the log (a server run at --log-level warning leaves them out: run it at the default, info)"
             )
-        raise BadInput(words)
+        raise BadInput(words, details=_no_start_up(said))
     return runs
+
+
+def _no_start_up(said: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a log with no start-up shows and lacks, for the error's JSON."""
+    return {
+        "found": {"start_ups": 0, "sglang_said": said},
+        "missing": [
+            {
+                "what": "a start-up's lines: a server_args= line, a service start or a memory figure"
+                " ('Load weight begin. avail mem=', 'KV Cache is allocated', 'max_total_num_tokens=')",
+                "supply": "the server's whole log at --log-level info (the default): journalctl -u UNIT, docker logs"
+                " CONTAINER, kubectl logs POD, or the file its output went to",
+            }
+        ],
+    }
 
 
 def build(

@@ -6,7 +6,7 @@ import functools
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,18 @@ def _warn(message: str) -> None:
     click.echo(f"sgtrace: {message}", err=True)
 
 
-def _failed(message: str, code: int, params: dict[str, Any] | None = None, argv: Sequence[str] = ()) -> None:
+def _failed(
+    message: str,
+    code: int,
+    params: dict[str, Any] | None = None,
+    argv: Sequence[str] = (),
+    details: Mapping[str, Any] | None = None,
+) -> None:
     """An error that ends the command before its answer: one line on stderr, and under ``--format json`` (graph's
     ``--json``) the same as JSON on stdout, ``{"error": {"exit_code": 2, "message": ...}}``, so that a program
     reading stdout learns why there is no answer. *params* are the command's (the current context's when
-    None); *argv*, read when the options were not all parsed."""
+    None); *argv*, read when the options were not all parsed; *details*, what the input error says was found and is
+    missing (docs/explain.md, "When there is no answer")."""
     _warn(message)
     if params is None:
         context = click.get_current_context(silent=True)
@@ -38,7 +45,8 @@ def _failed(message: str, code: int, params: dict[str, Any] | None = None, argv:
     if _json_wanted(params, argv):
         import json
 
-        click.echo(json.dumps({"error": {"exit_code": int(code), "message": message.removeprefix("error: ")}}))
+        error = {"exit_code": int(code), "message": message.removeprefix("error: "), **(details or {})}
+        click.echo(json.dumps({"error": error}))
 
 
 def _json_wanted(params: dict[str, Any], argv: Sequence[str]) -> bool:
@@ -215,7 +223,7 @@ def _guarded(debug: bool, run: Any) -> Any:
     try:
         return run()
     except api.InputError as exc:
-        _failed(f"error: {_untyped(exc) or exc}", ExitCode.ERROR)
+        _failed(f"error: {_untyped(exc) or exc}", ExitCode.ERROR, details=exc.details)
         sys.exit(ExitCode.ERROR)
     except api.NotWritten as exc:  # an answer, not an error: as trace and find say it
         _echo_errors(exc.errors)
