@@ -194,6 +194,9 @@ class Explanation:
     #: (path, line, why) of each applying ``min`` cap whose other operand, evaluated for the run, is the pool's
     #: tokens: the cap that bound it.
     bound: tuple[tuple[str, int, str], ...] = ()
+    #: Where the log's pool and the formula's differ: each explanation the numbers allow (analyses.causes.Cause),
+    #: those the log supports first.
+    causes: tuple[Any, ...] = ()
 
     def binding(self, cap: Cap) -> str | None:
         """Why *cap* bound the pool (see :attr:`bound`), None if it did not."""

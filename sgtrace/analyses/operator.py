@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from sgtrace.analyses.causes import weigh
 from sgtrace.analyses.cells import cell_of
 from sgtrace.analyses.evaluate import Code, Evaluator, Facts, Known, ModelConfig, Profile, Value
 from sgtrace.analyses.explain import (
@@ -248,6 +249,7 @@ def build(
         cell=_rounded(cell, result.caps, status_facts),
         bound=bound_by(result.caps, status_facts, result.observed_tokens, resolve),
     )
+    result = dataclasses.replace(result, causes=weigh(sites, budget, known, origins, result, chosen, reading))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
     wanted = _want(texts, sites, budget, known, args, chosen, result, want, reading)

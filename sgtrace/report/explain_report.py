@@ -149,6 +149,9 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "ledger": [{"item": row.item, "gb": row.gb, "line": row.line, "rank": row.rank} for row in context.ledger],
         "answer": answer(found.budget, result, context),
         "implied": result.implied,
+        "causes": [
+            {"why": c.why.value, "number": c.number, "words": c.words, "supported": c.supported} for c in result.causes
+        ],
         "assumed": list(result.assumptions),
         "origins": {**{name: f"worked out: {how}" for name, how in result.worked.items()}, **context.origins},
         "notes": list(context.notes),

@@ -393,6 +393,13 @@ def _binding(result: Explanation, context: Context) -> str:
         )
     if abs(predicted - observed) <= max(_MATCH_GB, predicted * 0.01):
         return "The log's pool is the formula's: no cap lowered it."
+    if result.causes and not (len(result.causes) == 1 and result.bound):
+        gap = observed - predicted
+        allowed = "; ".join(f"{c.words}{' (the log supports this)' if c.supported else ''}" for c in result.causes)
+        return (
+            f"The log's pool is {abs(gap):.2f} GB {'larger than' if gap > 0 else 'below'} the formula's; what the"
+            f" numbers allow: {allowed}."
+        )
     if observed > predicted:
         return f"The log's pool is {observed - predicted:.2f} GB larger than the formula's: another path sized it."
     if result.bound:
