@@ -449,3 +449,27 @@ def test_the_end_of_a_start_up_pasted_newest_first_is_one_start_up_that_got_read
     assert run.target["kv_gb"].value == 14.38
     (kept,) = split("\n".join(reversed(lines)))
     assert _read(kept) == _read(run)
+
+
+_EXIT_TRACEBACK = [
+    "/usr/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: resource_tracker: There appear to be 1"
+    " leaked semaphore objects to clean up at shutdown",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.11/multiprocessing/resource_tracker.py", line 239, in main',
+    "    cache[rtype].remove(name)",
+    "KeyError: '/mp-dv7az532'",
+]
+
+
+#: The forms whose last start-up got up (after one that did not, a traceback may be its death).
+_UP_AT_THE_END = [form for form in sorted(FORMS) if split("\n".join(FORMS[form]))[-1].end is Ended.READY]
+
+
+@pytest.mark.parametrize("form", _UP_AT_THE_END)
+def test_a_traceback_of_pythons_own_at_exit_after_the_last_start_up_is_not_its_death(form: str) -> None:
+    """Issue 54: the interpreter's resource tracker failing at exit, after the server was up (no prefix ties its
+    traceback to the server): every start-up reads as without it."""
+    assert len(_UP_AT_THE_END) >= len(FORMS) - 2
+    written = split("\n".join(FORMS[form]))
+    after = split("\n".join([*FORMS[form], *_EXIT_TRACEBACK]))
+    assert [_read(run) for run in after] == [_read(run) for run in written]
