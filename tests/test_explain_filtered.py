@@ -473,3 +473,19 @@ def test_a_traceback_of_pythons_own_at_exit_after_the_last_start_up_is_not_its_d
     written = split("\n".join(FORMS[form]))
     after = split("\n".join([*FORMS[form], *_EXIT_TRACEBACK]))
     assert [_read(run) for run in after] == [_read(run) for run in written]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "names"),
+    [("{}  | ", ("sglang-1", "sglang-2")), ("[pod/{}/sglang] ", ("sglang-7d9f-abcde", "sglang-7d9f-fghij"))],
+    ids=["docker compose", "kubectl --prefix"],
+)
+def test_another_container_or_pod_begins_a_start_up(prefix: str, names: tuple[str, str]) -> None:
+    """Issue 54: the container or pod a prefix names is a process's evidence, as journald's process id is: two
+    replicas' start-ups, their server_args grepped out and their stamps close, are two."""
+    one = _cat("\n".join(journal([JOURNAL_SHAPES["capped single GPU"][0]])))
+    lines = [line for line in one if "server_args" not in line and not line.startswith("Started ")]
+    pasted = [prefix.format(names[0]) + line for line in lines] + [prefix.format(names[1]) + line for line in lines]
+    runs = split("\n".join(pasted))
+    assert [run.begun_by for run in runs] == ["", f"another container or pod ({'pod/' * ('pod' in prefix)}{names[1]})"]
+    assert _read(runs[0]) == _read(runs[1])

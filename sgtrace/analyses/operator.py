@@ -154,7 +154,7 @@ def _no_start_up(said: list[dict[str, Any]]) -> dict[str, Any]:
         "missing": [
             {
                 "what": "a start-up's lines: a server_args= line, a service start or a memory figure"
-                " ('Load weight begin. avail mem=', 'KV Cache is allocated', 'max_total_num_tokens=')",
+                f" ({quote('load_begin')}, {quote('kv')}, {quote('scheduler')})",
                 "supply": "the server's whole log at --log-level info (the default): journalctl -u UNIT, docker logs"
                 " CONTAINER, kubectl logs POD, or the file its output went to",
             }

@@ -3,7 +3,8 @@
 A new start-up begins only on evidence that a new server process began (RULES, tried in order):
 
 - a service start, or a ``server_args=`` line or launch command after figures;
-- a new process id in the journal's prefix (and the same one keeps a step in its start-up whatever the
+- a new process id in the journal's prefix, another container or pod in docker compose's or kubectl's (and the
+  same process id keeps a step in its start-up whatever the
   order or the clock of the ranks' steps says);
 - a step after the server got ready, stopped, died or printed its scheduler line (only another
   rank's last graph may trail it);
@@ -95,6 +96,8 @@ def _process(run: Building, event: Event) -> str:
         return ""
     if run.pid and line.pid and line.seconds is not None and line.pid != run.pid:
         return f"a new process id ({line.pid})"
+    if run.source and line.source and line.source != run.source:
+        return f"another container or pod ({line.source})"
     return ""
 
 

@@ -95,6 +95,8 @@ class Building:
     scheduler_at: tuple[str, float | None] | None = None
     died_at: float | None = None
     pid: str = ""
+    #: The container or pod of its lines (docker compose's, kubectl's prefix).
+    source: str = ""
     first_stamp: str = ""
     last_seconds: float | None = None
     latest_seconds: float | None = None
@@ -137,6 +139,7 @@ class Building:
         self._clock(line)
         if line.pid and line.seconds is not None and not self.pid:
             self.pid = line.pid
+        self.source = self.source or line.source
         kind = event.kind
         if self.ended.died and self.death is not None and self.went_on(event):
             self.outlived = (self.death, line.number)

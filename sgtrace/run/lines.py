@@ -37,7 +37,8 @@ class Prefix:
 
     #: Who writes it.
     name: str
-    #: Its pattern at the start of a line; groups ``when``, ``unit``, ``pid``, ``rank`` where it gives them.
+    #: Its pattern at the start of a line; groups ``when``, ``unit``, ``pid``, ``source``, ``rank`` where it gives
+    #: them.
     pattern: re.Pattern[str]
 
 
@@ -68,8 +69,8 @@ PREFIXES: tuple[Prefix, ...] = (
         re.compile(r"^(?:\[\s*\d+\.\d+(?: <\s*\d+\.\d+>)?\]|\d{9,}\.\d+)" + _SOURCE),
     ),
     Prefix("docker logs -t, kubectl logs --timestamps", _DOCKER),
-    Prefix("docker compose (a service's name)", re.compile(r"^[\w.-]+\s+\| ")),
-    Prefix("kubectl logs --prefix", re.compile(r"^\[pod/[^\]\s]+\] ")),
+    Prefix("docker compose (a service's name)", re.compile(r"^(?P<source>[\w.-]+)\s+\| ")),
+    Prefix("kubectl logs --prefix", re.compile(r"^\[(?P<source>pod/[^\]\s/]+)[^\]\s]*\] ")),
     Prefix(
         "a time stamp of a wrapper, Python's logging (``2025-03-07 23:50:27,531 - name - INFO - ``)",
         re.compile(r"^(?P<when>" + _STAMP + r")(?: - [\w.<>-]+ - [A-Z]+ -)? (?=\S)"),
@@ -109,6 +110,8 @@ class LogLine:
     pid: str = ""
     #: SGLang's own time stamp as seconds (of its clock, zone unknown), None if the line has none.
     seconds: float | None = None
+    #: The container or pod a line came from, as docker compose's or kubectl's prefix names it ("" elsewhere).
+    source: str = ""
 
 
 def lines(text: str) -> list[LogLine]:
@@ -306,7 +309,7 @@ def clean(number: int, raw: str) -> LogLine:
     text = _ANSI.sub("", raw).rstrip()
     if "\r" in text:  # a progress bar drawn over and over, then the line: the last drawing is what shows
         text = next((piece for piece in reversed(text.split("\r")) if piece.strip()), "")
-    when = unit = rank = pid = ""
+    when = unit = rank = pid = source = ""
     seconds = None
     for _ in range(len(PREFIXES)):
         found = next((m for prefix in PREFIXES if (m := prefix.pattern.match(text))), None)
@@ -315,6 +318,7 @@ def clean(number: int, raw: str) -> LogLine:
         given = found.groupdict()
         when = given.get("when") or when
         unit, pid = given.get("unit") or unit, given.get("pid") or pid
+        source = given.get("source") or source
         rank = f"TP{given['rank']}" if given.get("rank") else rank
         text = text[found.end() :]
     sglang = _SGLANG.match(text)
@@ -326,7 +330,7 @@ def clean(number: int, raw: str) -> LogLine:
         seconds = _seconds(when)
         level = _LEVEL.match(text)
         text = text[level.end() :] if level else text
-    return LogLine(number, when, rank, unit, text, pid, seconds)
+    return LogLine(number, when, rank, unit, text, pid, seconds, source=source)
 
 
 def bare_lines(following: Iterable[str]) -> list[str]:
@@ -334,7 +338,7 @@ def bare_lines(following: Iterable[str]) -> list[str]:
     found = []
     for raw in following:
         line = clean(0, raw)
-        if line.when or line.unit or line.rank or line.pid:
+        if line.when or line.unit or line.rank or line.pid or line.source:
             break
         found.append(raw)
     return found
