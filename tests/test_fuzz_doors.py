@@ -226,16 +226,35 @@ _option = st.tuples(st.sampled_from(_OPTIONS), st.sampled_from([" ", "=", ""]), 
 _piece = st.one_of(_option.map(str.encode), st.sampled_from(_NOISE), st.binary(max_size=8))
 
 
+@dataclass(frozen=True)
+class Made:
+    """A file as a strategy draws it: a head, a body repeated, a tail, and the size it is cut or padded to, made whole
+    only in the test (hypothesis keeps what a strategy returns: 400 files of 16 MB held 6 GB)."""
+
+    head: bytes
+    body: bytes = b""
+    times: int = 0
+    tail: bytes = b""
+    #: The size it is cut to, or padded to with spaces; None: as it is.
+    size: int | None = None
+
+    def data(self) -> bytes:
+        """The file's bytes."""
+        whole = self.head + self.body * self.times + self.tail
+        return whole if self.size is None else whole[: self.size] + b" " * (self.size - len(whole))
+
+
 @st.composite
-def commands(draw: st.DrawFn) -> bytes:
+def commands(draw: st.DrawFn) -> Made:
     """A file holding a launch command: a prefix, options of any value, noise, the whole repeated up to past the
     door's bound."""
     head = draw(st.sampled_from(_PREFIXES)).encode()
-    body = b" ".join(draw(st.lists(_piece, max_size=12)))
-    big = draw(st.integers(0, 99)) == 0  # a megabyte costs a second or two: one example in a hundred
-    times = MAX_COMMAND_BYTES // (len(body) + 1) + 2 if big else draw(st.integers(1, 40))
-    data = head + (body + b" ") * times
-    return data[: MAX_COMMAND_BYTES + draw(st.sampled_from([-1, 0, 1]))] if big else data
+    body = b" ".join(draw(st.lists(_piece, max_size=12))) + b" "
+    if draw(st.integers(0, 99)) == 0:  # a megabyte costs a second or two: one example in a hundred
+        return Made(
+            head, body, MAX_COMMAND_BYTES // len(body) + 2, size=MAX_COMMAND_BYTES + draw(st.sampled_from([-1, 0, 1]))
+        )
+    return Made(head, body, draw(st.integers(1, 40)))
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -246,8 +265,9 @@ def test_any_launch_command_is_an_answer_or_one_line_of_error(
 
     @settings(_SETTINGS, max_examples=DOORS[profile])
     @given(commands(), st.sampled_from([[], ["--set", "mem_fraction_static=0.5"]]), _formats())
-    def answered(data: bytes, budget: list[str], fmt: list[str]) -> None:
+    def answered(made: Made, budget: list[str], fmt: list[str]) -> None:
         path = folder / "sglang.service"
+        data = made.data()
         path.write_bytes(data)
         event(f"{len(data) >> 10} KB" if len(data) > MAX_COMMAND_BYTES // 2 else "small")
         _answered(["explain", str(tree), *FIGURES, *budget, "--command", str(path), *fmt, "--cache-dir", cache], tally)
@@ -296,30 +316,27 @@ _SHAPES = ["object"] * 12 + ["any"] * 4 + ["deep"] * 4 + ["wide", "cut", "bytes"
 
 
 @st.composite
-def json_files(draw: st.DrawFn, sound: dict[str, Any] | None = None) -> bytes:
+def json_files(draw: st.DrawFn, sound: dict[str, Any] | None = None) -> Made:
     """A JSON file: an object of known keys with hostile values (or *sound* with some of its values replaced),
-    text of any shape, nested to any depth, cut short, past the size bound, with NUL and invalid UTF-8."""
+    text of any shape, nested to any depth, 20,000 keys of one name, cut short, past the size bound, with NUL and
+    invalid UTF-8."""
     shape = draw(st.sampled_from(_SHAPES))
     event(shape)
     if shape == "deep":
         depth = draw(st.sampled_from([MAX_JSON_DEPTH - 2, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, 100_000]))
-        opener = draw(st.sampled_from(["[", '{"a":']))
-        closer = "]" if opener == "[" else "}"
-        return ('{"version": "0.5.9", "mem_fraction_static": ' + opener * depth + "1" + closer * depth + "}").encode()
+        opener, closer = draw(st.sampled_from([(b"[", b"]"), (b'{"a":', b"}")]))
+        return Made(b'{"version": "0.5.9", "mem_fraction_static": ', opener, depth, b"1" + closer * depth + b"}")
     if shape == "any":
-        return draw(_VALUES).encode("utf-8", "surrogatepass")
+        return Made(draw(_VALUES).encode("utf-8", "surrogatepass"))
     if shape == "bytes":
-        return draw(st.binary(max_size=64))
-    text = _object(draw, sound)
-    if shape == "wide":
-        text = text[:-1] + "," * (text != "{}") + ",".join(f'"k{i}": [{i}]' for i in range(20_000)) + "}"
-    if shape == "cut":
-        text = text[: draw(st.integers(0, len(text)))]
+        return Made(draw(st.binary(max_size=64)))
     noise = draw(st.sampled_from([b"", b"\x00", b"\xff", b"\xef\xbb\xbf"]))
-    data = (noise if draw(st.booleans()) else b"") + text.encode("utf-8", "surrogatepass")
-    if shape == "big":
-        data += b" " * (MAX_JSON_BYTES - len(data) + draw(st.sampled_from([0, 1])))
-    return data
+    data = (noise if draw(st.booleans()) else b"") + _object(draw, sound).encode("utf-8", "surrogatepass")
+    if shape == "wide":
+        return Made(data[:-1] + b"," * (data[-2:] != b"{}"), b'"k": [1], ', 20_000, b'"k": [1]}')
+    if shape == "cut":
+        return Made(data, size=draw(st.integers(0, len(data))))
+    return Made(data, size=MAX_JSON_BYTES + draw(st.sampled_from([0, 1])) if shape == "big" else None)
 
 
 def _object(draw: st.DrawFn, sound: dict[str, Any] | None) -> str:
@@ -359,9 +376,9 @@ def test_any_json_a_door_reads_is_an_answer_or_one_line_of_error(
 
     @settings(_SETTINGS, max_examples=DOORS[profile])
     @given(json_files(), st.sampled_from([[], ["--set", "mem_fraction_static=0.5"]]), _formats())
-    def answered(data: bytes, budget: list[str], fmt: list[str]) -> None:
+    def answered(made: Made, budget: list[str], fmt: list[str]) -> None:
         path = folder / "info.json"
-        path.write_bytes(data)
+        path.write_bytes(made.data())
         _answered(["explain", str(tree), *FIGURES, *budget, door, str(path), *fmt, "--cache-dir", cache], tally)
 
     answered()
@@ -385,9 +402,9 @@ def test_any_baseline_is_a_verdict_or_one_line_of_error(
 
     @settings(_SETTINGS, max_examples=DOORS[profile])
     @given(json_files(baseline), _formats())
-    def answered(data: bytes, fmt: list[str]) -> None:
+    def answered(made: Made, fmt: list[str]) -> None:
         path = folder / "baseline.json"
-        path.write_bytes(data)
+        path.write_bytes(made.data())
         done = _answered(["check", str(tree), "--baseline", str(path), *fmt, "--cache-dir", cache], tally)
         if done.code == 2 and "cannot read baseline" in done.stderr:
             assert f"cannot read baseline {path}: " in done.stderr
