@@ -12,6 +12,7 @@ test (each runs a command), the slow one (``-m slow``) 10^4 (tests/examples.py).
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import sys
@@ -159,16 +160,22 @@ class Outcome:
 def _answered(arguments: list[str], tally: Counter[str]) -> Outcome:
     """The command's outcome (through ``main``, as the process runs it: a usage error is one line), failing unless it
     is an answer or one line of error, within 2 s of CPU and 300 MiB more than the process held before it (its
-    high-water mark, set back to what it holds before each example). An exception fails the example as it is."""
+    high-water mark, set back to what it holds before each example). An exception fails the example as it is. The
+    objects alive before it are frozen, as the program freezes its own: a collection during the example walked the
+    test process's heap (a 100,000-deep JSON once took 4.2 s of CPU after 1,287 examples, 0.7 s in a fresh process)."""
     held = _memory_kib("VmRSS", reset=True)
+    gc.freeze()  # as the program's run() does: a collection then walks the example's objects, not the test's heap
     start = time.process_time()
-    with CliRunner().isolation() as (out, err, _):
-        try:
-            main(arguments)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    took = time.process_time() - start
+    try:
+        with CliRunner().isolation() as (out, err, _):
+            try:
+                main(arguments)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        took = time.process_time() - start
+        gc.unfreeze()
     grown = _memory_kib("VmHWM") - held
     done = Outcome(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
     said = done.stderr.strip().splitlines()

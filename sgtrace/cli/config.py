@@ -263,8 +263,13 @@ def _convert(ctx: click.Context, table: _Table, option: click.Option, written: s
             if option.callback is not None:
                 option.callback(ctx, option, converted)
         except click.ClickException as exc:
-            where = f" for '{ctx.command_path}'" if ctx.command_path else ""
-            raise table.error(f"{written} = {value!r}{where}: {exc.message}") from exc
+            raise table.error(f"{written} = {value!r}{_for(ctx)}: {exc.message}") from exc
+        except ValueError as exc:  # a path holding NUL, which TOML spells and a command line cannot: os.stat refuses it
+            raise table.error(f"{written} = {value!r}{_for(ctx)}: {exc}") from exc
+
+
+def _for(ctx: click.Context) -> str:
+    return f" for '{ctx.command_path}'" if ctx.command_path else ""
 
 
 def _long_options(command: click.Command) -> dict[str, _LongOption]:
