@@ -601,9 +601,9 @@ def _sparse_pyproject(folder: Path) -> str:
     return str(path)
 
 
-#: name -> (the maker of a pyproject.toml in the folder sgtrace runs in, what stderr's one line holds after
-#: "{file}"): a bound given a negative, boolean or huge size was taken as it was; 5,000 digits and 100,000 levels
-#: of arrays were tracebacks; a 3 GB sparse file was read whole.
+#: name -> (the maker of a pyproject.toml in the folder sgtrace runs in, what stderr's one line, which names the
+#: file, holds): a bound given a negative, boolean or huge size was taken as it was; 5,000 digits, 100,000 levels of
+#: arrays and a path holding NUL were tracebacks; a 3 GB sparse file was read whole.
 CONFIGS: dict[str, tuple[Callable[[Path], str], str]] = {
     "size_negative": (pyproject("[tool.sgtrace]\nmax-file-size = -5\n"), ":[tool.sgtrace]: max-file-size = -5"),
     "size_boolean": (pyproject("[tool.sgtrace]\nmax-file-size = true\n"), ":[tool.sgtrace]: max-file-size = True"),
@@ -614,4 +614,5 @@ CONFIGS: dict[str, tuple[Callable[[Path], str], str]] = {
     "arrays_100000_deep": (pyproject("[tool.sgtrace]\nexclude = " + "[" * 100_000 + "]" * 100_000 + "\n"),
                            ": invalid TOML: nested too deep"),
     "sparse": (_sparse_pyproject, ": cannot read: larger than 1 MB"),
+    "path_holding_nul": (pyproject('[tool.sgtrace]\ncache-dir = "\\u0000"\n'), ": embedded null byte"),
 }  # fmt: skip
