@@ -148,8 +148,8 @@ def read_settings(pairs: Sequence[str], budget: str) -> dict[str, Any]:
         if not sep or not name.isidentifier():
             raise BadInput(f"--set expects NAME=VALUE, got {pair!r}")
         value = parse_value(text.strip())
-        if name in values and values[name] != value:
-            raise BadInput(f"--set {name} is given twice, as {values[name]} and {value}")
+        if name in values and values[name] != value:  # each quoted: an empty value shows
+            raise BadInput(f"--set {name} is given twice, as {values[name]!r} and {value!r}")
         try:
             check(name, value, budget, name in numeric)
         except BadFigure as exc:
