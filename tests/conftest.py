@@ -46,7 +46,7 @@ FLOORS = {
     "grandalf": ("test_report", "test_report_browser"),
     "pytest": ("test_suite",),
     "pytest-xdist": ("test_suite",),
-    "hypothesis": ("test_fuzz", "test_explain_filtered"),
+    "hypothesis": ("test_fuzz", "test_fuzz_doors", "test_explain_filtered"),
     "hypothesmith": ("test_fuzz",),
     "import-linter": ("test_layers",),
     "mypy": ("test_layers",),

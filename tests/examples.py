@@ -12,6 +12,8 @@ from collections import Counter
 import pytest
 
 EXAMPLES = {"default": 500, "slow": 10_000}
+#: The doors' property tests (tests/test_fuzz_doors.py) run a command an example: fewer by default.
+DOORS = {"default": 50, "slow": 10_000}
 PROFILES = [pytest.param("default", id="default"), pytest.param("slow", id="slow", marks=pytest.mark.slow)]
 #: test id -> what its examples compared (programs, writes, writes of each kind...), for the run's summary.
 TALLIES: dict[str, Counter[str]] = {}

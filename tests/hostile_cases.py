@@ -321,13 +321,15 @@ def command(text: str) -> Callable[[Path], str]:
     return make
 
 
-def log_line(line: str) -> Callable[[Path], str]:
-    """A log of a server_args= line and *line* (a forged figure: SGLang prints none out of range, bar a difference of
-    free memories: 'mem usage=-3.87 GB' is real)."""
+def log_line(line: str, rank: str = "TP0") -> Callable[[Path], str]:
+    """A log of a server_args= line and *line* of *rank* (a forged figure: SGLang prints none out of range, bar a
+    difference of free memories: 'mem usage=-3.87 GB' is real)."""
 
     def make(folder: Path) -> str:
         path = folder / "server.log"
-        path.write_text(f"[2026-02-28 10:00:00] server_args=ServerArgs(tp_size=1)\n[2026-02-28 10:00:01 TP0] {line}\n")
+        path.write_text(
+            f"[2026-02-28 10:00:00] server_args=ServerArgs(tp_size=1)\n[2026-02-28 10:00:01 {rank}] {line}\n"
+        )
         return str(path)
 
     return make
@@ -384,8 +386,39 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
     "model_config_sparse": ([*FIGURES, "--model-config", "{file}"], sparse_file,
                             "--model-config {file}: larger than 16 MB"),
     "model_config_zeros": ([*FIGURES, "--model-config", "{file}"], zeros, "--model-config {file}: larger than 16 MB"),
-    "log_server_args_fraction": (["--log", "{file}"], log_line("server_args=ServerArgs(mem_fraction_static=-5)"),
-                                 "the log's server_args= line: mem_fraction_static=-5: a fraction of the GPU's"),
+    **{
+        f"log_server_args_fraction_{label}": (["--log", "{file}"],
+                                              log_line(f"server_args=ServerArgs(mem_fraction_static={value})"),
+                                              f"the log's server_args= line: mem_fraction_static={shown}: {why}")
+        for label, value, shown, why in [
+            ("negative", "-5", "-5", "a fraction of the GPU's"),
+            ("nan", "nan", "nan", "not a finite number"),
+            ("inf", "inf", "inf", "not a finite number"),
+            ("1e308", "1e308", "1e+308", "a fraction of the GPU's memory, in (0, 1]"),
+            ("string", "'lots'", "lots", "not a number"),
+        ]
+    },
+    **{
+        f"log_{label}_400_digits": (["--set", "mem_fraction_static=0.88", "--log", "{file}"], log_line(line),
+                                    f"the log's line 2: {figure}=inf: not a finite number")
+        for label, line, figure in [
+            ("free_memory", LOAD_END.format(DIGITS_400), "avail_after_weights_gb"),
+            ("k_size", f"KV Cache is allocated. #tokens: 273152, K size: {DIGITS_400} GB, V size: 5.21 GB", "kv_gb"),
+            ("tokens", f"KV Cache is allocated. #tokens: {DIGITS_400}, K size: 5.21 GB, V size: 5.21 GB",
+             "kv_tokens"),
+        ]
+    },
+    "log_pp_rank_5000_digits": (["--set", "mem_fraction_static=0.88", "--log", "{file}"],
+                                log_line(LOAD_END.format("21.71"), rank="PP" + "3" * 5000 + " TP0"),
+                                "the log's rank prefixes: pp_size=inf: not a finite number"),
+    "log_pp_rank_past_any": (["--set", "mem_fraction_static=0.88", "--log", "{file}"],
+                             log_line(LOAD_END.format("21.71"), rank="PP99999 TP0"),
+                             "the log's rank prefixes: pp_size=100000: a whole number of ranks, from 1 to 65536"),
+    "server_info_tp_size_400_digits": ([*FIGURES, "--server-info", "{file}"],
+                                       server_info('0.88, "tp_size": ' + DIGITS_400),
+                                       "--server-info: tp_size=inf: not a finite number"),
+    "command_3_million_options": ([*FIGURES, "--command", "{file}"], command("--tp-size 1 " * 1_000_000),
+                                  "--command {file}: larger than 1 MB"),
     **{
         f"log_free_memory_{label}": (["--set", "mem_fraction_static=0.88", "--log", "{file}"],
                                      log_line(LOAD_END.format(value)),
@@ -400,14 +433,14 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
 
 
 def baseline_with(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any], Path], str]:
-    """A maker of the baseline *change* makes of a sound one (a value "1e400" is written as the number, which JSON
-    reads as infinity)."""
+    """A maker of the baseline *change* makes of a sound one (a value "1e400" or DIGITS_400 is written as the number:
+    JSON reads the one as infinity, the other as an int no float holds)."""
 
     def make(sound: dict[str, Any], folder: Path) -> str:
         data = json.loads(json.dumps(sound))
         change(data)
         path = folder / "baseline.json"
-        path.write_text(json.dumps(data).replace('"1e400"', "1e400"))
+        path.write_text(json.dumps(data).replace('"1e400"', "1e400").replace(f'"{DIGITS_400}"', DIGITS_400))
         return str(path)
 
     return make
@@ -430,6 +463,14 @@ BASELINES: dict[str, tuple[Callable[[dict[str, Any], Path], str], str]] = {
         baseline_with(_first_cap("line", "1e400")),
         "caps[0].line: a line number from 1 to 2147483648, not inf",
     ),
+    "line_400_digits": (
+        baseline_with(_first_cap("line", DIGITS_400)),  # as JSON's integer (OverflowError, formatting it)
+        "caps[0].line: a line number from 1 to 2147483648, not 1.00000e+400",
+    ),
+    "lone_surrogate": (
+        baseline_with(_first_cap("knobs", ["\ud800"])),
+        "not JSON sgtrace can read (a string holds a lone surrogate, '\\ud800')",
+    ),  # fmt: skip
     "deep": (lambda _sound, folder: deep_json(folder), "JSON nested deeper than 64 levels"),
     "sparse": (lambda _sound, folder: sparse_file(folder), "larger than 16 MB"),
     "zeros": (lambda _sound, folder: zeros(folder), "larger than 16 MB"),
@@ -522,4 +563,56 @@ LOGS: dict[str, tuple[Callable[[Path], str], int, str]] = {
     ),
     "docker_cut_records_20mb": (_write("c.log", docker_records(20 << 20)), 2, "no SGLang start-up in the log"),
     "docker_cut_records_gz_200mb": (_gzipped("d.log.gz", 200 << 20), 2, "no SGLang start-up in the log"),
+}  # fmt: skip
+
+
+def _options(count: int) -> str:
+    """*count* options no release has, each with a value."""
+    return " ".join(f"--opt{i} {i}" for i in range(count))
+
+
+#: name -> (the arguments of ``explain SAMPLE`` after the tree, "{file}" for the file made; its maker; the exit code
+#: the answer ends in). Each was an internal error or took seconds per megabyte: now an answer.
+EXPLAIN_ANSWERS: dict[str, tuple[list[str], Callable[[Path], str], int]] = {
+    "log_tp_rank_5000_digits": (["--set", "mem_fraction_static=0.88", "--set", "weights_gb=72.33", "--log", "{file}"],
+                                log_line(LOAD_END.format("21.71"), rank="TP" + "7" * 5000), 0),
+    "command_options_to_the_bound": ([*FIGURES, "--command", "{file}"],
+                                     command("--tp-size 1 " * 87_000 + "--mem-fraction-static 0.88"), 0),
+    "command_unknown_options_to_the_bound": ([*FIGURES, "--command", "{file}"],
+                                             command(_options(60_000) + " --mem-fraction-static 0.88"), 0),
+}  # fmt: skip
+
+
+def pyproject(text: str) -> Callable[[Path], str]:
+    """A pyproject.toml of *text* in *folder*."""
+
+    def make(folder: Path) -> str:
+        path = folder / "pyproject.toml"
+        path.write_text(text)
+        return str(path)
+
+    return make
+
+
+def _sparse_pyproject(folder: Path) -> str:
+    path = folder / "pyproject.toml"
+    with path.open("wb") as handle:
+        handle.truncate(3 << 30)
+    return str(path)
+
+
+#: name -> (the maker of a pyproject.toml in the folder sgtrace runs in, what stderr's one line, which names the
+#: file, holds): a bound given a negative, boolean or huge size was taken as it was; 5,000 digits, 100,000 levels of
+#: arrays and a path holding NUL were tracebacks; a 3 GB sparse file was read whole.
+CONFIGS: dict[str, tuple[Callable[[Path], str], str]] = {
+    "size_negative": (pyproject("[tool.sgtrace]\nmax-file-size = -5\n"), ":[tool.sgtrace]: max-file-size = -5"),
+    "size_boolean": (pyproject("[tool.sgtrace]\nmax-file-size = true\n"), ":[tool.sgtrace]: max-file-size = True"),
+    "size_past_any_file": (pyproject("[tool.sgtrace]\nmax-unpacked-size = " + "1" + "0" * 23 + "\n"),
+                           ":[tool.sgtrace]: max-unpacked-size = 1" + "0" * 23),
+    "integer_5000_digits": (pyproject("[tool.sgtrace]\nmax-nodes = " + "1" * 5000 + "\n"),
+                            ": invalid TOML: Exceeds the limit (4300 digits)"),
+    "arrays_100000_deep": (pyproject("[tool.sgtrace]\nexclude = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+                           ": invalid TOML: nested too deep"),
+    "sparse": (_sparse_pyproject, ": cannot read: larger than 1 MB"),
+    "path_holding_nul": (pyproject('[tool.sgtrace]\ncache-dir = "\\u0000"\n'), ": embedded null byte"),
 }  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from sgtrace import __version__
@@ -144,7 +145,9 @@ def _kind(value: Any) -> str:
     """What *value* is, for a message: a number as it is, else its JSON type."""
     if value is _REQUIRED:
         return "missing"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{Decimal(value):.6g}"  # exact: an int past a float's range (400 digits) has no float to format
+    if isinstance(value, float):
         return f"{value:.6g}"
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), type(value).__name__)

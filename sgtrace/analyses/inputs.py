@@ -153,8 +153,8 @@ def read_settings(pairs: Sequence[str], budget: str) -> dict[str, Any]:
         if not sep or not name.isidentifier():
             raise BadInput(f"--set expects NAME=VALUE, got {pair!r}")
         value = parse_value(text.strip())
-        if name in values and values[name] != value:
-            raise BadInput(f"--set {name} is given twice, as {values[name]} and {value}")
+        if name in values and values[name] != value:  # each quoted: an empty value shows
+            raise BadInput(f"--set {name} is given twice, as {values[name]!r} and {value!r}")
         try:
             check(name, value, budget, name in numeric)
         except BadFigure as exc:
@@ -206,7 +206,8 @@ def gather(chosen: StartUp | None, given: Given, args: ReleaseArgs, budget: str)
     notes: list[str] = []
     stages = _pipeline_stages(chosen.ranks) if chosen is not None else 0
     if stages:  # the weakest layer: any command, server_args or --set that names pp_size wins
-        layers[f"the log's rank prefixes: a PP rank, at least {stages} pipeline stages"] = {"pp_size": stages}
+        shown = checked({"pp_size": stages}, "the log's rank prefixes:", budget, args)
+        layers[f"the log's rank prefixes: a PP rank, at least {stages} pipeline stages"] = shown
     window = _window_pool_line(chosen) if chosen is not None else None
     if window is not None:  # the model is a hybrid sliding-window one, whatever its config is assumed to hold
         layers[f"the log's sliding-window pool (line {window})"] = {"is_hybrid_swa": True}
@@ -258,11 +259,17 @@ def _printed(run: StartUp) -> None:
             raise BadInput(str(exc)) from exc
 
 
-def _pipeline_stages(ranks: Sequence[str]) -> int:
+def _pipeline_stages(ranks: Sequence[str]) -> float:
     """The pipeline stages a start-up's rank prefixes show at least (SGLang names a rank's stage, ``PP1``, only when
     pp_size > 1); 0 when none names one."""
-    found = [int(n) for rank in ranks for n in re.findall(r"\bPP(\d+)\b", rank)]
+    found = [_whole(n) for rank in ranks for n in re.findall(r"\bPP(\d+)\b", rank)]
     return max(2, max(found) + 1) if found else 0
+
+
+def _whole(digits: str) -> float:
+    """A rank's number as a log spells it: an int, or a float where it has more digits than any rank (5,000 digits are
+    more than Python converts to an int; a float's infinity past 308), for figures.check to refuse."""
+    return int(digits) if len(digits) <= 18 else float(digits)
 
 
 def _window_pool_line(run: StartUp) -> int | None:
@@ -299,9 +306,16 @@ def _command(text: str, whose: str, budget: str, args: ReleaseArgs, notes: list[
     return checked(_configured(found, whose, notes), door, budget, args, found.spelled)
 
 
+#: The most unknown options a note names (a command of 100,000 made one line of a megabyte).
+_NAMED = 10
+
+
 def _configured(found: Any, whose: str, notes: list[str]) -> dict[str, Any]:
     if found.unknown:
-        notes.append(f"{whose} launch command: {', '.join(found.unknown)} name no option of this release (not used)")
+        names = list(dict.fromkeys(found.unknown))  # each once, in the command's order; a few: a note is one line
+        more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+        notes.append(f"{whose} launch command: {', '.join(names[:_NAMED])}{more} name no option of this release (not "
+                     "used)")  # fmt: skip
     return dict(found.values)
 
 

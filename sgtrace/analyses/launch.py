@@ -10,6 +10,7 @@ scheduler's figures and its version. Nothing is run.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -109,9 +110,18 @@ def read_server_info(data: bytes | str, args: ReleaseArgs) -> Configuration:
         scalar = value is None or isinstance(value, (bool, int, float, str))
         known = key in args.fields or key == "max_total_num_tokens"
         if scalar and known:  # a figure out of its range is refused as --set's are (inputs.gather)
-            values[key] = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            values[key] = _as_float(value) if isinstance(value, int) and not isinstance(value, bool) else value
     version = answer.get("version")
     return Configuration(values, (), version if isinstance(version, str) else "")
+
+
+def _as_float(value: int) -> float:
+    """An integer of JSON as a float, as a log's or a command's figure is read: one past a float's range (400
+    digits) is infinite, as ``float("9" * 400)`` is, and refused as every door's infinity is (figures.check)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def release_version(files: list[SourceFile]) -> str:

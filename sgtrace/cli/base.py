@@ -26,6 +26,10 @@ def _warn(message: str) -> None:
     click.echo(f"sgtrace: {message}", err=True)
 
 
+#: What str.splitlines breaks a line at, escaped as Python writes it (``--set 'a=1\n2'`` made two lines).
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _failed(
     message: str,
     code: int,
@@ -37,7 +41,9 @@ def _failed(
     ``--json``) the same as JSON on stdout, ``{"error": {"exit_code": 2, "message": ...}}``, so that a program
     reading stdout learns why there is no answer. *params* are the command's (the current context's when
     None); *argv*, read when the options were not all parsed; *details*, what the input error says was found and is
-    missing (docs/explain.md, "When there is no answer")."""
+    missing (docs/explain.md, "When there is no answer"). A line break in a value the message quotes is
+    escaped: the message stays one line."""
+    message = message.translate(_LINE_BREAKS)
     _warn(message)
     if params is None:
         context = click.get_current_context(silent=True)
@@ -99,14 +105,15 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
     _UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "t": 1000**4}
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*", str(value), re.IGNORECASE)
-        if match is None:
-            self.fail(f"{value!r} is not a size (examples: 10MB, 512KiB, 2G, 1048576)", param, ctx)
-        number, unit, binary = match.groups()
-        scale = 1024 ** "kmgt".index(unit.lower()) * 1024 if binary and unit else self._UNITS[unit.lower()]
-        exact = float(number) * scale
+        if isinstance(value, int) and not isinstance(value, bool):  # a configuration's integer: bounded as typed
+            exact: float | int = value
+        else:
+            match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*", str(value), re.IGNORECASE)
+            if match is None:
+                self.fail(f"{value!r} is not a size (examples: 10MB, 512KiB, 2G, 1048576)", param, ctx)
+            number, unit, binary = match.groups()
+            scale = 1024 ** "kmgt".index(unit.lower()) * 1024 if binary and unit else self._UNITS[unit.lower()]
+            exact = float(number) * scale
         if not exact < 1 << 63:  # 400 digits are a float's infinity: no size a file system holds
             self.fail(f"{value!r} is not a size a file can have (at most 2**63 bytes)", param, ctx)
         size = int(exact)

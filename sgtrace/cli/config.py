@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from sgtrace.bounded import MAX_CONFIG_BYTES, read_at_most
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -103,15 +105,18 @@ def _find(start: Path) -> tuple[Path, dict[str, Any]] | None:
 def _read_table(path: Path) -> dict[str, Any] | None:
     """The [tool.sgtrace] table of *path*, or None if it has none."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with path.open("rb") as stream:  # within a bound: a sparse file of gigabytes is nobody's configuration
+            text = read_at_most(stream, MAX_CONFIG_BYTES).decode("utf-8")
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     if "sgtrace" not in text:
         return None  # cannot hold the table: not parsed, so a broken unrelated file is passed over
     try:
         document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more digits than Python converts (4,300)
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except RecursionError as exc:  # arrays or inline tables nested past the stack
+        raise ConfigError(f"{path}: invalid TOML: nested too deep") from exc
     tool = document.get("tool")
     table = tool.get("sgtrace") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
@@ -258,8 +263,13 @@ def _convert(ctx: click.Context, table: _Table, option: click.Option, written: s
             if option.callback is not None:
                 option.callback(ctx, option, converted)
         except click.ClickException as exc:
-            where = f" for '{ctx.command_path}'" if ctx.command_path else ""
-            raise table.error(f"{written} = {value!r}{where}: {exc.message}") from exc
+            raise table.error(f"{written} = {value!r}{_for(ctx)}: {exc.message}") from exc
+        except ValueError as exc:  # a path holding NUL, which TOML spells and a command line cannot: os.stat refuses it
+            raise table.error(f"{written} = {value!r}{_for(ctx)}: {exc}") from exc
+
+
+def _for(ctx: click.Context) -> str:
+    return f" for '{ctx.command_path}'" if ctx.command_path else ""
 
 
 def _long_options(command: click.Command) -> dict[str, _LongOption]:

@@ -394,7 +394,7 @@ def _binding_rank(ranks: dict[str, Rank]) -> str | None:
     if not ranks:
         return None
 
-    def key(name: str) -> tuple[float, tuple[int, ...]]:
+    def key(name: str) -> tuple[float, tuple[tuple[int, str], ...]]:
         figure = ranks[name].models[0].figures.get("avail_after_weights_gb")
         return (figure[0] if figure else float("inf"), _rank_order(name))
 
@@ -412,5 +412,7 @@ def _disagreements(ranks: dict[str, Rank]) -> tuple[tuple[str, tuple[tuple[str, 
     return tuple(found)
 
 
-def _rank_order(name: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", name))
+def _rank_order(name: str) -> tuple[tuple[int, str], ...]:
+    """The order of ranks by their numbers, as numbers (TP2 before TP10), compared as digits: a rank of 5,000 digits
+    has no int Python converts."""
+    return tuple((len(n.lstrip("0")), n.lstrip("0")) for n in re.findall(r"\d+", name))
