@@ -213,12 +213,15 @@ def _multiplies(budget: str, result: Explanation, context: Context) -> str:
     value = result.inputs.get(budget)
     return (
         f"{budget}{'' if value is None else f' = {value:g}'} multiplies {product.source},"
-        f" {product.value:.2f} GB here: the {_what(product)}{_ranks_note(context)}."
+        f" {product.value:.2f} GB here: {_what(product)}{_ranks_note(context)}."
     )
 
 
 def _what(product: Multiplied) -> str:
-    return QUANTITIES[product.quantity].split(" (")[0] if product.quantity else "a quantity the log does not name"
+    """What the budget multiplies, with its article ("the GPU memory free before...", "a quantity ...")."""
+    return (
+        f"the {QUANTITIES[product.quantity].split(' (')[0]}" if product.quantity else "a quantity the log does not name"
+    )
 
 
 def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
@@ -257,7 +260,7 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
     else:
         taken = f"{used:.2f} GB in use before the pool"
     text = (
-        f"{budget} multiplies {product.source}, the {_what(product)}{_ranks_note(context)}:"
+        f"{budget} multiplies {product.source}, {_what(product)}{_ranks_note(context)}:"
         f" {fraction:g} x {product.value:.2f} = {static:.2f} GB for weights and KV together;"
         f" minus {taken} = {pool:.2f} GB."
     )
