@@ -331,6 +331,10 @@ class Code:
         self._starts: dict[tuple[str, re.Pattern[bytes]], list[int]] = {}
         self._calls: dict[tuple[str, re.Pattern[bytes]], list[ast.Call]] = {}
         self._subclassing: dict[tuple[str, str], bool] = {}
+        #: Statement -> whether a return or raise is in it; function -> its ``list.append(parameter)`` calls: asked
+        #: again each time a body or a module is run (0.5.23: 275,000 nodes walked).
+        self._exits: dict[ast.AST, bool] = {}
+        self._appends: dict[ast.AST, list[tuple[str, str]]] = {}
         #: The evaluators reading these files (told by :meth:`forget` to forget too).
         self.evaluators: weakref.WeakSet[Evaluator] = weakref.WeakSet()
 
@@ -341,7 +345,8 @@ class Code:
         after another in one process)."""
         for memo in (self._trees, self._parents, self._defs, self._definitions, self._named, self._anywhere,
                      self._texts, self._lines, self._simple, self._firsts, self._worded, self._imported,
-                     self._writes, self._starts, self._calls, self._subclassing):  # fmt: skip
+                     self._writes, self._starts, self._calls, self._subclassing, self._exits,
+                     self._appends):  # fmt: skip
             memo.clear()
         for evaluator in list(self.evaluators):
             evaluator.forget()
@@ -376,6 +381,30 @@ class Code:
         if key not in self._starts:
             self._starts[key] = [m.start() for m in pattern.finditer(self.text(path))]
         return self._starts[key]
+
+    def exits(self, statement: ast.stmt) -> bool:
+        """Whether a ``return`` or ``raise`` is anywhere in *statement* (remembered)."""
+        if statement not in self._exits:
+            self._exits[statement] = any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement))
+        return self._exits[statement]
+
+    def appends(self, function: ast.FunctionDef) -> list[tuple[str, str]]:
+        """(list, parameter) of each ``name.append(parameter)`` call in *function*, in ``ast.walk``'s order
+        (remembered)."""
+        if function not in self._appends:
+            parameters = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            self._appends[function] = [
+                (node.func.value.id, node.args[0].id)
+                for node in ast.walk(function)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name)
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in parameters
+            ]
+        return self._appends[function]
 
     def subclasses_word(self, path: str, cls: str) -> bool:
         """Whether the file's text defines a class with *cls* among its bases (``class X(..., cls``)."""
@@ -1061,18 +1090,7 @@ class Evaluator:
         function at the top level of a module of the tree passes (in the order of their paths)."""
         for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
             parameters = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-            for node in ast.walk(function):
-                if not (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "append"
-                    and isinstance(node.func.value, ast.Name)
-                    and len(node.args) == 1
-                    and isinstance(node.args[0], ast.Name)
-                    and node.args[0].id in parameters
-                ):
-                    continue
-                name, parameter = node.func.value.id, node.args[0].id
+            for name, parameter in self.code.appends(function):
                 before = _force(env[name]) if name in env else None
                 if not (isinstance(before, Known) and isinstance(before.value, list)):
                     continue
@@ -2218,7 +2236,7 @@ class Evaluator:
     def _if(self, statement: ast.If, scope: _Scope, top: bool) -> None:
         env = scope.env
         assert env is not None
-        if not top and not any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
+        if not top and not self.code.exits(statement):
             # no way out of the function in it: its test is worked out only if a name it decides is read
             test_later = self._later(statement.test, scope)
             ran = []
