@@ -26,6 +26,9 @@ of any one process of the command (as ``wait4`` reports it), and whether the goa
 | find cold (page_size is the hardest) | <= 6x grep |
 | find warm (issue 11's, kept) | <= 3x grep |
 | history of --old..--release, cold (releases fetched beforehand) | <= 4x one cold caps, <= 600 MiB |
+| explain with a three-start-up journal (EAGLE3), cold (issue 52) | <= 1.5x one cold caps, <= 350 MiB |
+| diff --old --release with the journal, both cold (issue 52) | <= 2.5x one cold caps, <= 400 MiB |
+| history of --old..--release with the journal, cold (issue 52) | <= 6x one cold caps, <= 600 MiB |
 
 The history row also prints the files of all the releases of the range, how many distinct contents
 they hold, and how many of those the run parsed (the content store's modules and scans after a run).
@@ -58,16 +61,22 @@ ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
 #: The attribute whose caps are asked after the first's (a cap of the scheduler's, in every release).
 SECOND = "max_running_requests"
 #: Commands measured; trace, caps, the second attribute, diff and report run for the first attribute only.
-COMMANDS = ("find", "trace", "caps", "second", "diff", "report", "history")
+COMMANDS = ("find", "trace", "caps", "second", "diff", "report", "history", "explain", "diff-log", "history-log")
+#: The start-ups explain, diff-log and history-log read: three, an EAGLE3 draft loaded after the target's graphs.
+JOURNAL = "eagle3 journal (a draft after the target's graphs)"
 
 #: (row kind, cache state) -> the largest ratio that meets the goal (to grep, or to a cold caps for diff/report).
 GOALS = {("find", "cold"): 6.0, ("find", "warm"): 3.0, ("trace", "cold"): 20.0, ("trace", "warm"): 3.0,
          ("caps", "cold"): 20.0, ("caps", "warm"): 3.0, ("second", ""): 6.0, ("diff", ""): 1.6,
-         ("report", ""): 1.2, ("history", ""): 4.0}  # fmt: skip
+         ("report", ""): 1.2, ("history", ""): 4.0, ("explain", ""): 1.5, ("diff-log", ""): 2.5,
+         ("history-log", ""): 6.0}  # fmt: skip
 #: The most memory a cold caps may take, MiB.
 CAPS_RSS_GOAL = 300.0
 #: The most memory any one process of a history may take, MiB.
 HISTORY_RSS_GOAL = 600.0
+#: (row kind, cache state) -> the most memory any one process of the command may take, MiB.
+RSS_GOALS = {("caps", "cold"): CAPS_RSS_GOAL, ("history", ""): HISTORY_RSS_GOAL, ("explain", ""): 350.0,
+             ("diff-log", ""): 400.0, ("history-log", ""): 600.0}  # fmt: skip
 
 
 @dataclass
@@ -184,8 +193,31 @@ class Bench:
         timings = _time(self.sgtrace("diff", str(self.old), str(self.tree), cache=cache), self.runs, self._empty(cache))
         return Row(f"sgtrace diff {self.old.name} {self.tree.name} (both cold)", "diff", "", timings, "caps")
 
-    def history(self) -> Row:
-        """``history sglang==OLD..NEW`` in a cache holding every release of the range (linked, fetched before)."""
+    def journal(self) -> str:
+        """The journal explain, diff-log and history-log read (written once into the scratch folder)."""
+        from tests.journals import SHAPES, journal
+
+        path = self.scratch / "eagle3.journal"
+        if not path.exists():
+            path.write_text("\n".join(journal(SHAPES[JOURNAL])) + "\n")
+        return str(path)
+
+    def explain(self) -> Row:
+        cache = self.scratch / "explain"
+        arguments = ("explain", str(self.tree), "--log", self.journal())
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, self._empty(cache))
+        return Row("sgtrace explain --log (EAGLE3 journal, cold cache)", "explain", "", timings, "caps")
+
+    def diff_log(self) -> Row:
+        assert self.old is not None
+        cache = self.scratch / "diff-log"
+        arguments = ("diff", str(self.old), str(self.tree), "--log", self.journal())
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, self._empty(cache))
+        return Row(f"sgtrace diff {self.old.name} {self.tree.name} --log (both cold)", "diff-log", "", timings, "caps")
+
+    def history(self, log: bool = False) -> Row:
+        """``history sglang==OLD..NEW`` in a cache holding every release of the range (linked, fetched before);
+        with *log*, with the journal."""
         from sgtrace.sources import points
 
         assert self.old is not None
@@ -202,9 +234,11 @@ class Bench:
                 for tree in trees:
                     shutil.copytree(tree, folder / "releases" / tree.name, copy_function=os.link)
 
-        timings = _time(self.sgtrace("history", span, cache=cache), self.runs, fresh)
+        arguments = ("history", span, *(("--log", self.journal()) if log else ()))
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, fresh)
         print(_parsed(trees, Path(f"{cache}-0") / "store"))
-        return Row(f"sgtrace history {span} ({len(trees)} releases, cold)", "history", "", timings, "caps")
+        kind, label = ("history-log", " --log") if log else ("history", "")
+        return Row(f"sgtrace history {span}{label} ({len(trees)} releases, cold)", kind, "", timings, "caps")
 
     def report(self) -> Row:
         cache = self.scratch / "report"
@@ -230,6 +264,12 @@ def bench(bench: Bench, attributes: tuple[str, ...], commands: tuple[str, ...]) 
             rows.append(bench.report())
         if attribute == first and "history" in commands and bench.old is not None:
             rows.append(bench.history())
+        if attribute == first and "explain" in commands:
+            rows.append(bench.explain())
+        if attribute == first and "diff-log" in commands and bench.old is not None:
+            rows.append(bench.diff_log())
+        if attribute == first and "history-log" in commands and bench.old is not None:
+            rows.append(bench.history(log=True))
     return rows
 
 
@@ -238,7 +278,7 @@ def verdict(row: Row, ratio: float, peak: float) -> str:
     most = GOALS.get((row.kind, row.state))
     if most is None:
         return ""
-    memory = {("caps", "cold"): CAPS_RSS_GOAL, ("history", ""): HISTORY_RSS_GOAL}.get((row.kind, row.state))
+    memory = RSS_GOALS.get((row.kind, row.state))
     over = ratio > most or (memory is not None and peak > memory)
     limit = f"<= {most:g}x {row.unit}" + (f", <= {memory:.0f} MiB" if memory else "")
     return f"{'over' if over else 'ok'} ({limit})"
