@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from sgtrace.analyses.causes import matches
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.figures import written
 from sgtrace.analyses.ledger import LAST_FREE, LEFT, LedgerRow, WhatIf, finished
@@ -14,7 +15,6 @@ from sgtrace.run.startups import StartUp, fraction, weights
 #: Columns of the ledger's bar, its two ends included.
 BAR_WIDTH = 80
 #: A pool within this many GB of the prediction (or 1 %) is the prediction: no cap lowered it.
-_MATCH_GB = 0.05
 _MARKS = {
     "weights": "W",
     "KV pool": "K",
@@ -388,13 +388,13 @@ def _binding(result: Explanation, context: Context) -> str:
     if context.draft_before is not None and run is not None and not run.draft_first:
         draft, _ = context.draft_before
         before = predicted + draft
-        same = abs(before - observed) <= max(_MATCH_GB, before * 0.01)
+        same = matches(before, observed)
         return (
             f"The log's run loaded its draft after sizing the pool (its release's order), so its pool"
             f" ({observed:.2f} GB) is {'the formula' if same else 'not the formula'}'s without the draft's weights"
             f" ({before:.2f} GB); this release loads the draft first: the same start-up gets {predicted:.2f} GB on it."
         )
-    if abs(predicted - observed) <= max(_MATCH_GB, predicted * 0.01):
+    if matches(predicted, observed):
         return "The log's pool is the formula's: no cap lowered it."
     if result.causes and not (len(result.causes) == 1 and result.bound):
         gap = observed - predicted

@@ -26,15 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sgtrace.run.building import Building, Model, Rank, times
+from sgtrace.run.building import DEATH_S, Building, Model, Rank, times
 from sgtrace.run.events import Event
 from sgtrace.run.messages import DRAFT_TYPE, Kind, Phase, Pool, Speaks, quote
 from sgtrace.run.stages import DRAFT, LATE_DRAFT, LONG_STEPS, SCHEDULER, TARGET, Stage, barrier, began
 
 #: SGLang's clock going back by more than this many seconds begins a start-up (ranks' lines interleave a little).
 BACK_S = 60.0
-#: Other ranks' lines may trail a death by this many seconds.
-DEATH_S = 15.0
 #: Steps of a start-up that take seconds (nothing to load or capture between them): a longer gap is a new one.
 SHORT_S = 120.0
 #: Across a step that can take long (loading, capturing) and that the log does not show, the lines cannot say

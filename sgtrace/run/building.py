@@ -11,6 +11,8 @@ from sgtrace.run.messages import Kind, Phase, Pool
 from sgtrace.run.stages import DRAFT, EARLY_DRAFT, LATE_DRAFT, LONG_STEPS, SCHEDULER, TARGET, Ended, Stage, began
 from sgtrace.run.stages import position as _position
 
+#: Other ranks' lines may trail a death by this many seconds, and the exception's own words come within them.
+DEATH_S = 15.0
 #: (value, line, rank) of one figure as it is read.
 Found = tuple[float, int, str]
 
@@ -309,7 +311,7 @@ class Building:
         figure, and the line has no stamp (a traceback's last line) or one within seconds of the death's."""
         if self.death is None or any(number == self.death for _, number in self.verdicts.values()):
             return False
-        return line.seconds is None or self.died_at is None or abs(line.seconds - self.died_at) <= 15.0
+        return line.seconds is None or self.died_at is None or abs(line.seconds - self.died_at) <= DEATH_S
 
     def figures_seen(self) -> bool:
         """Whether a model figure or the scheduler line was logged."""
