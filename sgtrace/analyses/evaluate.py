@@ -297,6 +297,55 @@ class Profile:
     observe: Callable[[str, str, int], Value | None] = lambda name, path, line: None
 
 
+class FunctionDef(ast.FunctionDef):
+    """A module's or a class's function whose body is parsed when first read (:meth:`Code.tree` keeps a file's
+    outline: its functions' bodies are most of its nodes, and an explanation reads few of them)."""
+
+    @property
+    def body(self) -> list[ast.stmt]:
+        return _body(self)
+
+    @body.setter
+    def body(self, value: list[ast.stmt]) -> None:
+        self.__dict__["body"] = value
+
+
+class AsyncFunctionDef(ast.AsyncFunctionDef):
+    """:class:`FunctionDef`'s ``async`` kind."""
+
+    @property
+    def body(self) -> list[ast.stmt]:
+        return _body(self)
+
+    @body.setter
+    def body(self, value: list[ast.stmt]) -> None:
+        self.__dict__["body"] = value
+
+
+_LAZY: dict[type, type] = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
+
+
+def _body(function: ast.AST) -> list[ast.stmt]:
+    """A lazy function's body, parsed now if it is not yet (by the :class:`Code` that read its file)."""
+    held = function.__dict__
+    if "body" not in held:
+        code, path = held["_read_by"]
+        reader = code()
+        held["body"] = reader.body_of(path, function) if reader is not None else []
+    body: list[ast.stmt] = held["body"]
+    return body
+
+
+def _unloaded(node: ast.AST) -> bool:
+    """Whether *node* is a function whose body is not parsed yet."""
+    return "_read_by" in node.__dict__ and "body" not in node.__dict__
+
+
+def _block(node: ast.AST, name: str) -> Any:
+    """The block field *name* of *node* as it is now: a function's body not parsed yet is empty (not parsed)."""
+    return node.__dict__.get(name)
+
+
 class Code:
     """The tree's files, parsed on demand (each once), with what evaluation asks of them."""
 
@@ -339,6 +388,12 @@ class Code:
         #: function and class holding it (asked 14,800 and 4,900 times).
         self._changing: dict[ast.AST, bool] = {}
         self._enclosing: dict[tuple[str, int], tuple[ast.AST | None, ast.ClassDef | None]] = {}
+        #: Path -> the number of its functions' bodies parsed so far (what was learnt of its statements before a
+        #: body was parsed is learnt again); (path, word) -> whether the bodies that hold the word are parsed.
+        self._bodies: dict[str, int] = {}
+        self._bodies_for: set[tuple[str, str]] = set()
+        self._simple_seen: dict[str, int] = {}
+        self._ref = weakref.ref(self)
         #: The evaluators reading these files (told by :meth:`forget` to forget too).
         self.evaluators: weakref.WeakSet[Evaluator] = weakref.WeakSet()
 
@@ -350,7 +405,8 @@ class Code:
         for memo in (self._trees, self._parents, self._defs, self._definitions, self._named, self._anywhere,
                      self._texts, self._lines, self._simple, self._firsts, self._worded, self._imported,
                      self._writes, self._starts, self._calls, self._subclassing, self._exits,
-                     self._appends, self._changing, self._enclosing):  # fmt: skip
+                     self._appends, self._changing, self._enclosing, self._bodies, self._bodies_for,
+                     self._simple_seen):  # fmt: skip
             memo.clear()
         for evaluator in list(self.evaluators):
             evaluator.forget()
@@ -368,8 +424,81 @@ class Code:
                     tree = ast.parse(data)
             except (OSError, SyntaxError, ValueError, RecursionError):
                 tree = None
+            if tree is not None:
+                _outline_only(tree, (self._ref, path))
             self._trees[path] = tree
         return self._trees[path]
+
+    def body_of(self, path: str, function: ast.AST) -> list[ast.stmt]:
+        """The body of *function*, a function of the outline of *path* whose body is not parsed yet: its lines
+        parsed alone (indented ones under an ``if 1:`` on the line before, so that lines and columns are the
+        file's), else the whole file again."""
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        data = self.text(path)
+        starts = self._line_starts(path)
+        first, last = function.lineno, function.end_lineno or function.lineno
+        begin = starts[first - 1] if first <= len(starts) else len(data)
+        segment = data[begin : starts[last] if last < len(starts) else len(data)]
+        indented = function.col_offset > 0
+        source = b"\n" * (first - 1 - indented) + (b"if 1:\n" if indented else b"") + segment
+        parsed: ast.AST | None = None
+        try:
+            module = ast.parse(source)
+            parsed = module.body[0].body[0] if indented and isinstance(module.body[0], ast.If) else module.body[0]
+        except (SyntaxError, ValueError, RecursionError, IndexError):
+            parsed = None
+        if not _same_function(parsed, function):
+            try:
+                whole = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError):
+                whole = None
+            found = ast.walk(whole) if whole is not None else ()
+            parsed = next((n for n in found if _same_function(n, function)), None)
+        body: list[ast.stmt] = parsed.body if isinstance(parsed, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        self._bodies[path] = self._bodies.get(path, 0) + 1
+        if path in self._parents:
+            _add_parents(self._parents[path], function, body)
+        self._definitions.pop(path, None)
+        return body
+
+    def _line_starts(self, path: str) -> list[int]:
+        """The offsets of the file's lines' starts (line n starts at [n - 1])."""
+        if path not in self._lines:
+            self._lines[path] = [0, *(m.end() for m in _NEWLINE.finditer(self.text(path)))]
+        return self._lines[path]
+
+    def _line_of(self, path: str, offset: int) -> int:
+        return bisect.bisect_right(self._line_starts(path), offset)
+
+    def parse_bodies(self, path: str, pattern: re.Pattern[bytes], key: str) -> None:
+        """Parse the bodies of the file's outline functions whose lines *pattern* matches (once per *key*)."""
+        if (path, key) in self._bodies_for:
+            return
+        tree = self.tree(path)
+        if tree is None:
+            return
+        self._bodies_for.add((path, key))
+        lines = sorted({self._line_of(path, start) for start in self._matches(path, pattern)})
+        if lines:
+            self.parse_bodies_at(path, lines)
+
+    def parse_bodies_at(self, path: str, lines: Sequence[int]) -> None:
+        """Parse the bodies of the file's outline functions that hold any of *lines*."""
+        tree = self.tree(path)
+        pending: list[ast.AST] = list(tree.body) if tree is not None else []
+        while pending:
+            node = pending.pop()
+            first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0) or 0
+            at = bisect.bisect_left(lines, first)
+            if at == len(lines) or lines[at] > last:
+                continue
+            if _unloaded(node):
+                _body(node)
+                continue
+            for name in _BLOCK_FIELDS:
+                block = _block(node, name)
+                if isinstance(block, list):
+                    pending.extend(block)
 
     def refused_now(self, path: str) -> bool:
         """Whether the file was not parsed for the limit (a later question may parse it)."""
@@ -401,6 +530,8 @@ class Code:
     def appends(self, function: ast.FunctionDef) -> list[tuple[str, str]]:
         """(list, parameter) of each ``name.append(parameter)`` call in *function*, in ``ast.walk``'s order
         (remembered)."""
+        if function not in self._appends and not self._holds_text(function, b".append("):
+            self._appends[function] = []  # its body is not parsed for it
         if function not in self._appends:
             parameters = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
             self._appends[function] = [
@@ -415,6 +546,19 @@ class Code:
                 and node.args[0].id in parameters
             ]
         return self._appends[function]
+
+    def _holds_text(self, function: ast.AST, word: bytes) -> bool:
+        """Whether the text of *function*'s lines (a function of an outline, read by this Code) holds *word*;
+        True for another function (its body is parsed already)."""
+        held = function.__dict__.get("_read_by")
+        if held is None or held[0]() is not self:
+            return True
+        path: str = held[1]
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        starts = self._line_starts(path)
+        first, last = function.lineno - 1, function.end_lineno or function.lineno
+        end = starts[last] if last < len(starts) else len(self.text(path))
+        return bool(self.text(path).find(word, starts[min(first, len(starts) - 1)], end) >= 0)
 
     def subclasses_word(self, path: str, cls: str) -> bool:
         """Whether the file's text defines a class with *cls* among its bases (``class X(..., cls``)."""
@@ -434,7 +578,7 @@ class Code:
             while pending:
                 up = pending.pop()
                 for name in _BLOCK_FIELDS:
-                    for child in getattr(up, name, None) or ():
+                    for child in _block(up, name) or ():
                         if isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
                             parents[child] = up
                             pending.append(child)
@@ -497,15 +641,14 @@ class Code:
         return list(self._calls[key])
 
     def _calls_at(self, path: str, starts: list[int]) -> list[ast.Call]:
-        data = self.text(path)
-        if path not in self._lines:
-            self._lines[path] = [m.start() for m in _NEWLINE.finditer(data)]
+        lines = {self._line_of(path, start) for start in starts}
+        self.parse_bodies_at(path, sorted(lines))
+        if self._simple_seen.get(path) != self._bodies.get(path, 0) or path not in self._simple:
             tree = self.tree(path)
             simple = [s for s in _statements(tree.body if tree else [], ast.stmt) if not isinstance(s, _DEFINITIONS)]
             self._simple[path] = sorted(simple, key=lambda s: s.lineno)
             self._firsts[path] = [s.lineno for s in self._simple[path]]
-        newlines = self._lines[path]
-        lines = {bisect.bisect_left(newlines, start) + 1 for start in starts}
+            self._simple_seen[path] = self._bodies.get(path, 0)
         found: list[ast.Call] = []
         statements = self._simple[path]
         firsts = self._firsts[path]
@@ -516,25 +659,32 @@ class Code:
                     found += [n for n in _expressions(statement) if isinstance(n, ast.Call) and n.lineno == line]
         return list(dict.fromkeys(found))
 
-    def writes(self, path: str) -> dict[str, list[tuple[ast.ClassDef, ast.stmt]]]:
-        """Attribute -> (class, statement) of the file's writes of ``self.attribute`` and class-body fields."""
-        if path not in self._writes:
-            found: dict[str, list[tuple[ast.ClassDef, ast.stmt]]] = {}
+    def writes(self, path: str, attr: str) -> list[tuple[ast.ClassDef, ast.stmt]]:
+        """(class, statement) of the file's writes of ``self.attr`` and class-body fields *attr* (only the bodies
+        of the methods whose text names it are parsed)."""
+        key = f"{path}\0{attr}"
+        if key not in self._writes:
+            found: list[tuple[ast.ClassDef, ast.stmt]] = []
+            self.parse_bodies(path, _word(attr), attr)
             tree = self.tree(path)
             for cls in _statements(tree.body, ast.ClassDef) if tree else ():
                 for item in cls.body:
-                    for name in _declared(item):
-                        found.setdefault(name, []).append((cls, item))
+                    if attr in _declared(item):
+                        found.append((cls, item))
                 for function in (f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                    for node in _statements(function.body, (ast.Assign, ast.AnnAssign)):
+                    for node in _statements(_block(function, "body") or (), (ast.Assign, ast.AnnAssign)):
                         for target in _targets(node):
                             for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-                                if isinstance(element, ast.Attribute) and chain_of(element) == ["self", element.attr]:
-                                    found.setdefault(element.attr, []).append((cls, node))
+                                if (
+                                    isinstance(element, ast.Attribute)
+                                    and element.attr == attr
+                                    and chain_of(element) == ["self", attr]
+                                ):
+                                    found.append((cls, node))
             if self.refused_now(path):
                 return found
-            self._writes[path] = found
-        return self._writes[path]
+            self._writes[key] = {attr: found}
+        return self._writes[key][attr]
 
     def definitions(self, name: str, common: bool = False) -> list[tuple[str, ast.AST]]:
         """Functions and classes named *name* in the tree: (path, node). A name too common to follow (more than
@@ -548,6 +698,7 @@ class Code:
             if paths is None and common:
                 paths = [p for p in self._every_naming(name) if self.defines_word(p, name)][:MAX_FILES]
             for path in (p for p in paths or () if self.defines_word(p, name)):
+                self.parse_bodies(path, _definition(name), f"def {name}")
                 found.extend((path, node) for node in self._defined(path).get(name, ()))
             if self.refused != refused:
                 return found
@@ -1305,7 +1456,7 @@ class Evaluator:
             # the files that may hold the owner's class first; the others only when those hold none of its writes
             words = [name.encode() for name in _owner_classes(owner, scope)]
             first = [path for path in paths if any(word in self.code.text(path) for word in words)]
-            writes = [(path, cls, item) for path in first for cls, item in self.code.writes(path).get(attr, ())]
+            writes = [(path, cls, item) for path in first for cls, item in self.code.writes(path, attr)]
             read = first
             if not own_only and not self._mine(writes, owner, scope):
                 read = paths
@@ -1313,7 +1464,7 @@ class Evaluator:
                     (path, cls, item)
                     for path in paths
                     if path not in first
-                    for cls, item in self.code.writes(path).get(attr, ())
+                    for cls, item in self.code.writes(path, attr)
                 ]
             if not own_only and any(self.code.refused_now(path) for path in read):
                 writes = []  # the limit refused a file that writes it: whether the writes agree is not known
@@ -2395,7 +2546,9 @@ _STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _walk_statements(node: ast.AST) -> Iterator[ast.AST]:
     """*node* and the statements, handlers and cases at any depth under it, in :func:`ast.walk`'s order (breadth
-    first), without walking expressions (which hold no statements)."""
+    first), without walking expressions (which hold no statements). *node*'s own body is parsed if it is not yet;
+    the functions of an outline under it are walked only as far as they are parsed."""
+    root = node
     pending = collections.deque([node])
     while pending:
         node = pending.popleft()
@@ -2404,8 +2557,55 @@ def _walk_statements(node: ast.AST) -> Iterator[ast.AST]:
         if fields is None:
             fields = _STATEMENT_FIELDS[kind] = tuple(f for f in kind._fields if f in _BLOCK_FIELDS)
         for name in fields:
-            pending.extend(getattr(node, name, None) or ())
+            pending.extend((getattr(node, name, None) if node is root else _block(node, name)) or ())
         yield node
+
+
+def _outline_only(tree: ast.Module, read_by: tuple[Any, str]) -> None:
+    """Drop the bodies of *tree*'s functions (those outside any function: the module's and its classes'), each
+    to be parsed again when first read (:class:`FunctionDef`)."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        lazy = _LAZY.get(type(node))
+        if lazy is not None:
+            node.__dict__.pop("body", None)
+            node.__dict__["_read_by"] = read_by
+            node.__class__ = lazy
+            continue
+        for name in _BLOCK_FIELDS:
+            block = node.__dict__.get(name)
+            if isinstance(block, list):
+                pending.extend(block)
+
+
+def _same_function(parsed: ast.AST | None, function: ast.AST) -> bool:
+    return (
+        isinstance(parsed, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (parsed.name, parsed.lineno, parsed.col_offset) == (function.name, function.lineno, function.col_offset)
+    )
+
+
+def _add_parents(parents: dict[ast.AST, ast.AST], function: ast.AST, body: list[ast.stmt]) -> None:
+    """Add to *parents* (see :meth:`Code.parent`) the statements of *function*'s newly parsed *body*."""
+    pending: list[tuple[ast.AST, list[Any]]] = [(function, body)]
+    while pending:
+        up, block = pending.pop()
+        for child in block:
+            if isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case)):
+                parents[child] = up
+                pending.extend((child, b) for name in _BLOCK_FIELDS if isinstance(b := _block(child, name), list))
+
+
+@functools.lru_cache(maxsize=512)
+def _word(word: str) -> re.Pattern[bytes]:
+    return re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
+
+
+@functools.lru_cache(maxsize=512)
+def _definition(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"\b(?:def|class)\s+" + re.escape(name.encode()) + rb"\b")
 
 
 def _statements(body: Sequence[ast.stmt], kind: type | tuple[type, ...]) -> Iterator[Any]:
@@ -2421,7 +2621,7 @@ def _statements(body: Sequence[ast.stmt], kind: type | tuple[type, ...]) -> Iter
         ):
             continue
         for name in _BLOCK_FIELDS:
-            block = getattr(statement, name, None)
+            block = _block(statement, name)
             if isinstance(block, list):
                 pending.extend(b for b in block if isinstance(b, (ast.stmt, ast.ExceptHandler, ast.match_case)))
 
@@ -2436,9 +2636,11 @@ def _expressions(statement: ast.stmt) -> Iterator[ast.AST]:
     while pending:
         node = pending.pop()
         yield node
-        for name, value in ast.iter_fields(node):
-            if name in _BLOCK_FIELDS and isinstance(node, ast.stmt):
+        statement_node = isinstance(node, ast.stmt)
+        for name in node._fields:
+            if statement_node and name in _BLOCK_FIELDS:
                 continue
+            value = getattr(node, name, None)
             if isinstance(value, ast.AST):
                 pending.append(value)
             elif isinstance(value, list):
