@@ -61,7 +61,20 @@ ATTRIBUTES = ("max_total_num_tokens", "page_size", "max_running_requests")
 #: The attribute whose caps are asked after the first's (a cap of the scheduler's, in every release).
 SECOND = "max_running_requests"
 #: Commands measured; trace, caps, the second attribute, diff and report run for the first attribute only.
-COMMANDS = ("find", "trace", "caps", "second", "diff", "report", "history", "explain", "diff-log", "history-log")
+COMMANDS = (
+    "find",
+    "trace",
+    "caps",
+    "second",
+    "diff",
+    "report",
+    "history",
+    "explain",
+    "diff-log",
+    "history-log",
+    "checkout",
+    "history-git",
+)
 #: The start-ups explain, diff-log and history-log read: three, an EAGLE3 draft loaded after the target's graphs.
 JOURNAL = "eagle3 journal (a draft after the target's graphs)"
 
@@ -76,7 +89,12 @@ CAPS_RSS_GOAL = 300.0
 HISTORY_RSS_GOAL = 600.0
 #: (row kind, cache state) -> the most memory any one process of the command may take, MiB.
 RSS_GOALS = {("caps", "cold"): CAPS_RSS_GOAL, ("history", ""): HISTORY_RSS_GOAL, ("explain", ""): 350.0,
-             ("diff-log", ""): 400.0, ("history-log", ""): 600.0}  # fmt: skip
+             ("diff-log", ""): 400.0, ("history-log", ""): 600.0, ("checkout", ""): 400.0,
+             ("history-git", ""): 600.0}  # fmt: skip
+#: Commits ``history --git`` reads in its row (issue 53): the newest releases one commit each, then commits that
+#: touch a file the slice reads or only the docs, in turn.
+GIT_COMMITS = 30
+GIT_RELEASES = 8
 
 
 @dataclass
@@ -240,6 +258,47 @@ class Bench:
         kind, label = ("history-log", " --log") if log else ("history", "")
         return Row(f"sgtrace history {span}{label} ({len(trees)} releases, cold)", kind, "", timings, "caps")
 
+    def checkout(self) -> Row:
+        """explain --log on a git checkout built from the release's wheel (``python/sglang``; issue 53's memory)."""
+        repository = self._repository()
+        cache = self.scratch / "checkout"
+        arguments = ("explain", str(repository), "--log", self.journal())
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, self._empty(cache))
+        label = "sgtrace explain --log on a git checkout built from the wheel (cold)"
+        return Row(label, "checkout", "", timings, "caps")
+
+    def history_git(self) -> Row:
+        """history --git over GIT_COMMITS commits of a repository built from the newest releases' wheels."""
+        repository = self._repository()
+        cache = self.scratch / "history-git"
+        arguments = ("history", "--git", str(repository), f"HEAD~{GIT_COMMITS - 1}..HEAD")
+        timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, self._empty(cache))
+        return Row(f"sgtrace history --git HEAD~{GIT_COMMITS - 1}..HEAD (cold)", "history-git", "", timings, "caps")
+
+    def _repository(self) -> Path:
+        """A git repository: GIT_RELEASES releases up to --release, a commit and a tag each (as
+        tests/checkout.py lays them out), then commits up to GIT_COMMITS in all (built once)."""
+        from sgtrace.sources import points
+        from tests.checkout import git, tagged_repository
+
+        repository = self.scratch / "repository"
+        if repository.exists():
+            return repository
+        assert self.old is not None
+        span = f"sglang=={_version(self.old)}..{_version(self.tree)}"
+        trees = [release_dir(p.text, cache_dir()) for p in points([span], cache_dir())][-GIT_RELEASES:]
+        tagged_repository({_version(tree): tree for tree in trees}, repository)
+        touched = repository / "python" / "sglang" / "srt" / "managers" / "scheduler.py"
+        for number in range(GIT_COMMITS - len(trees)):
+            if number % 2:
+                with touched.open("a") as text:
+                    text.write(f"# a comment, commit {number}\n")
+            else:
+                (repository / "NOTES.md").write_text(f"notes {number}\n")
+            git(repository, "add", "-A")
+            git(repository, "commit", "-q", "-m", f"commit {number}")
+        return repository
+
     def report(self) -> Row:
         cache = self.scratch / "report"
         page = str(self.scratch / "report.html")
@@ -270,17 +329,22 @@ def bench(bench: Bench, attributes: tuple[str, ...], commands: tuple[str, ...]) 
             rows.append(bench.diff_log())
         if attribute == first and "history-log" in commands and bench.old is not None:
             rows.append(bench.history(log=True))
+        if attribute == first and "checkout" in commands:
+            rows.append(bench.checkout())
+        if attribute == first and "history-git" in commands and bench.old is not None:
+            rows.append(bench.history_git())
     return rows
 
 
 def verdict(row: Row, ratio: float, peak: float) -> str:
     """``ok``/``over`` against the goal of a row's command and cache state ("" for grep and unmeasured goals)."""
     most = GOALS.get((row.kind, row.state))
-    if most is None:
-        return ""
     memory = RSS_GOALS.get((row.kind, row.state))
-    over = ratio > most or (memory is not None and peak > memory)
-    limit = f"<= {most:g}x {row.unit}" + (f", <= {memory:.0f} MiB" if memory else "")
+    if most is None and memory is None:
+        return ""
+    over = (most is not None and ratio > most) or (memory is not None and peak > memory)
+    goals = [f"<= {most:g}x {row.unit}"] if most is not None else []
+    limit = ", ".join(goals + ([f"<= {memory:.0f} MiB"] if memory else []))
     return f"{'over' if over else 'ok'} ({limit})"
 
 

@@ -720,6 +720,7 @@ def diff(
         _written(query, prepared)
         before, after = (_caps_of(p, budget, options) for p in prepared)
     _say(options, _reached(budget, query.attribute, [before, after], prepared))
+    del prepared  # the trees' indexes and graphs: each start-up's evaluation prepares its own, one at a time
     result = compare(
         before.caps, after.caps, before.budget_sites, after.budget_sites, query.attribute, budget, after.errors
     )
