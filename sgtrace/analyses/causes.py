@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sgtrace.analyses.explain import Explanation, Reading, solve
+from sgtrace.analyses.figures import number
 from sgtrace.model import BudgetSite
 from sgtrace.run.startups import StartUp
 
@@ -94,8 +95,8 @@ def _fraction(
     observed: float,
     reading: Reading,
 ) -> list[Cause]:
-    given = known.get(budget)
-    if not isinstance(given, (int, float)) or isinstance(given, bool):
+    given = number(known.get(budget))
+    if given is None:
         return []
     implied = solve(sites, budget, {k: v for k, v in known.items() if k != budget}, observed, reading=reading)
     if implied is None or not 0 < implied <= 1 or abs(implied - given) < 0.0005:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY, LOADED_ASSUMED
-from sgtrace.analyses.figures import written
+from sgtrace.analyses.figures import number, written
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
 from sgtrace.run.messages import QUANTITIES, quote
@@ -287,8 +287,8 @@ def explain(
     candidates = [chains[i] for i in sorted(pools)] if pools else chains
     complete = [chain for chain in candidates if chain and all(s.value is not None for s in chain)]
     prediction = complete[0][-1].value if complete else None
-    observed_gb = _number(facts.get("kv_gb"))
-    tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
+    observed_gb = number(facts.get("kv_gb"))
+    tokens = number(facts.get("kv_tokens")) or number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
     found = statuses(caps, facts, paths)
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env or k == AT_SIZING}
@@ -775,7 +775,3 @@ def _how(name: str, budget: str = "") -> str:
         if pattern.search(name):
             return f"--set {name}=VALUE, or a log with {QUANTITIES[quantity]}"
     return f"--set {name}=VALUE"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

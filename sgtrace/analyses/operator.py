@@ -43,7 +43,7 @@ from sgtrace.analyses.explain import (
     unreached,
     value_of,
 )
-from sgtrace.analyses.figures import card_only
+from sgtrace.analyses.figures import card_only, number
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
 from sgtrace.analyses.order import Order, draft_source, loads_before_sizing
@@ -361,9 +361,9 @@ def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, 
     weights are given or the start-up's lines show them."""
     if order is None or not order.draft_first or not isinstance(known.get("avail_after_weights_gb"), (int, float)):
         return None
-    given = known.get("draft_weights_gb")
-    if isinstance(given, (int, float)) and not isinstance(given, bool):
-        return float(given), 0
+    given = number(known.get("draft_weights_gb"))
+    if given is not None:
+        return given, 0
     if run is None or "weights_gb" not in run.draft:
         return None
     figure = run.draft["weights_gb"]
