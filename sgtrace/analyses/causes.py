@@ -114,19 +114,24 @@ def _fraction(
     return [Cause(Why.FRACTION, round(implied, 3), words, not from_log)]
 
 
+def own(result: Explanation) -> frozenset[tuple[str, int]]:
+    """(path, line) of the formula's own statements: those of the chain that predicted the pool, and every step."""
+    return frozenset(result.sized_at) | {(step.path, step.line) for step in result.steps}
+
+
 def _caps(result: Explanation) -> list[Cause]:
-    own = set(result.sized_at) | {(step.path, step.line) for step in result.steps}
+    mine = own(result)
     found = [
         Cause(Why.CAP, None, f"{path}:{line} (min) bound it ({why})", True)
         for path, line, why in result.bound
-        if (path, line) not in own
+        if (path, line) not in mine
     ]
     if found:
         return found
     maybe = [
         f"{cap.path}:{cap.line} ({cap.category})"
         for cap, status, _ in result.caps
-        if status in ("applies", "unknown") and (cap.path, cap.line) not in own and cap.category not in _NOT_A_GAP
+        if status in ("applies", "unknown") and (cap.path, cap.line) not in mine and cap.category not in _NOT_A_GAP
     ]
     if not maybe or (result.kv_budget_gb or 0) <= (result.observed_kv_gb or 0):
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from sgtrace.analyses.causes import matches
+from sgtrace.analyses.causes import Why, matches
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.figures import written
 from sgtrace.analyses.ledger import LAST_FREE, LEFT, LedgerRow, WhatIf, finished
@@ -396,22 +396,18 @@ def _binding(result: Explanation, context: Context) -> str:
         )
     if matches(predicted, observed):
         return "The log's pool is the formula's: no cap lowered it."
-    if result.causes and not (len(result.causes) == 1 and result.bound):
-        gap = observed - predicted
+    gap = observed - predicted
+    apart = f"The log's pool is {abs(gap):.2f} GB {'larger than' if gap > 0 else 'below'} the formula's"
+    if len(result.causes) == 1 and result.causes[0].why is Why.CAP and result.causes[0].supported:
+        return f"{apart}: {result.causes[0].words}."  # a min that bound it, and nothing else the numbers allow
+    if result.causes:
         allowed = "; ".join(f"{c.words}{' (the log supports this)' if c.supported else ''}" for c in result.causes)
-        return (
-            f"The log's pool is {abs(gap):.2f} GB {'larger than' if gap > 0 else 'below'} the formula's; what the"
-            f" numbers allow: {allowed}."
-        )
-    if observed > predicted:
-        return f"The log's pool is {observed - predicted:.2f} GB larger than the formula's: another path sized it."
-    if result.bound:
-        path, line, why = result.bound[0]
-        below = predicted - observed
-        return f"The log's pool is {below:.2f} GB below the formula's: {path}:{line} (min) bound it ({why})."
-    candidates = [f"{c.path}:{c.line} ({c.category})" for c, s, _ in result.caps if s in ("applies", "unknown")]
-    named = f"; it can be {', '.join(candidates[:3])}" if candidates else ""
-    return f"The log's pool is {predicted - observed:.2f} GB below the formula's: a cap bound{named}."
+        return f"{apart}; what the numbers allow: {allowed}."
+    # weigh found nothing: a statement of the formula's own is never its cap, nor its base write or a rounding
+    return (
+        f"{apart}, and nothing the numbers allow explains it: no cap that takes memory off the pool applies or may"
+        " outside the formula's own statements, and the log shows no other fraction and no memory that moved."
+    )
 
 
 def _ranks_note(context: Context) -> str:
