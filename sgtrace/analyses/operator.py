@@ -50,6 +50,7 @@ from sgtrace.analyses.order import Order, draft_source, loads_before_sizing
 from sgtrace.analyses.profile import SGLANG, EngineProfile
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
+from sgtrace.analyses.shares import shares
 from sgtrace.model import BudgetSite, Cap, SourceFile
 from sgtrace.run.lines import LogError
 from sgtrace.run.messages import Kind, quote
@@ -249,6 +250,7 @@ def build(
         cell=_rounded(cell, result.caps, status_facts),
         bound=bound_by(result.caps, status_facts, result.observed_tokens, resolve),
     )
+    result = dataclasses.replace(result, shares=shares(result, chosen, resolve))
     result = dataclasses.replace(result, causes=weigh(sites, budget, known, origins, result, chosen, reading))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
