@@ -3,13 +3,19 @@ the numbers allow, with its number, those the log supports first; a formula's ow
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from sgtrace.analyses.causes import weigh
+from sgtrace.analyses.explain import Explanation, Reading, Step
+from sgtrace.analyses.operator import Context
 from sgtrace.cli import cli
+from sgtrace.model import Cap
+from sgtrace.report.operator_text import answer
 from sgtrace.sources import sample_tree
 from tests.journals import Spec, journal
 
@@ -56,3 +62,23 @@ def test_memory_that_came_back_while_the_pool_was_allocated_is_said_not_another_
     assert (first["why"], first["number"], first["supported"]) == ("memory moved", 4.65, True)
     assert all(cause["why"] != "another path" for cause in data["causes"])
     assert "what the numbers allow: 4.65 GB more was free after the pool" in " ".join(data["answer"].split())
+
+
+def test_a_formula_line_is_never_its_own_cap_where_nothing_else_explains_the_gap() -> None:
+    """weigh finds nothing (the only caps that apply are the formula's own statement, its base write and a page
+    rounding): the answer names none of them as the cap that bound, where it said 'a cap bound; it can be' them."""
+    formula = Step("srt/memory.py", 10, "rest = avail - total * (1 - f)", "rest", 30.0)
+
+    def cap(line: int, category: str) -> Cap:
+        return Cap("srt/memory.py", line, None, "Runner.size", "max_total_num_tokens", category, (), (), "...")
+
+    caps = ((cap(10, "reserve"), "applies", ""), (cap(20, "base"), "applies", ""), (cap(21, "round"), "unknown", ""))
+    plain = Explanation({}, (formula,), 30.0, 20.0, None, None, caps, sized_at=(("srt/memory.py", 10),))
+    # the formula's own line a min as well, its other operand the pool's tokens: still not the cap that bound
+    bound = dataclasses.replace(plain, caps=((cap(10, "min"), "applies", ""),), bound=(("srt/memory.py", 10, "x"),))
+    for result in (plain, bound):
+        result = dataclasses.replace(result, causes=weigh([], "f", {}, {}, result, None, Reading()))
+        assert result.causes == ()
+        said = answer("f", result, Context((), 0, (), None, None))
+        assert "10.00 GB below the formula's" in said and "nothing the numbers allow explains it" in said
+        assert not any(f"srt/memory.py:{line}" in said for line in (10, 20, 21)), said

@@ -331,3 +331,37 @@ def test_a_user_limit_held_in_a_local_is_named_as_what_bound_the_pool(tmp_path: 
     out = CliRunner().invoke(cli, ["explain", str(root), "--log", str(log), "--cache-dir", str(tmp_path / "c")])
     said = " ".join(out.output.split())
     assert "(min) bound it (user_limit = 20480, the pool's 20480 tokens)" in said, said[:1500]
+
+
+@pytest.mark.parametrize("mamba_line", [True, False])
+def test_a_hybrid_models_budget_says_what_it_pays_for(tmp_path: Path, mamba_line: bool) -> None:
+    """Corpus log 091 (Qwen3.6 hybrid GDN, 0.5.11): the budget pays for the Mamba state as well as the KV pool
+    (0.5.11's handle_max_mamba_cache takes it out first, read from the code). With the log's Mamba line the
+    answer names it beside the KV pool; without it (a log grepped for 'KV Cache'), the answer says the log has no
+    line of it and weighs it first, where it called the whole budget 'a KV pool' and put the 5.84 GB down to a
+    fraction that is not the run's and to the Mamba reserve as 'a cap whose value the log does not give'."""
+    source = (
+        (FIXTURES / "logs" / "real" / "091-qwen36-27b-awq-2x-r9700-tp2-mamba-ready-whole.log").read_text().splitlines()
+    )
+    log = tmp_path / "091.log"
+    log.write_text("\n".join(line for line in source if mamba_line or "Mamba Cache" not in line) + "\n")
+    base = ["explain", str(releases.release("0.5.11")), "--log", str(log), "--cache-dir", str(tmp_path / "c")]
+    data = json.loads(CliRunner().invoke(cli, [*base, "--format", "json"]).stdout)
+    said = " ".join(data["answer"].split())
+    assert [(s["what"], s["function"], s["status"], s["pool"]) for s in data["shares"]] == [
+        ("mamba_state_memory", "ModelRunnerKVCacheMixin.handle_max_mamba_cache", "applies", "mamba")
+    ]
+    assert "gives a KV pool" not in said and "gives 12.28 GB per GPU for the KV pool and for mamba_state_memory" in said
+    if mamba_line:
+        assert data["shares"][0]["gb"] == 5.88 and data["causes"] == []
+        assert "the log's 'Mamba Cache is allocated' line shows 5.88 GB" in said
+        return
+    assert data["shares"][0]["shown"] is None and data["observed_kv_gb"] == 6.44
+    assert (
+        "(the log has no 'Mamba Cache is allocated' line)" in said
+        and "422310 tokens, and no line of mamba_state_memory" in said
+    )
+    first = data["causes"][0]
+    assert (first["why"], first["number"], first["supported"]) == ("share", 5.84, True)
+    assert not any(c["why"] == "cap" for c in data["causes"]), data["causes"]
+    assert data["predicted_tokens"] is None  # the log's bytes per token are the KV pool's alone

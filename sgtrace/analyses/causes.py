@@ -6,6 +6,8 @@ thing can account for it, and the answer weighs them rather than naming one:
 
 - the fraction: the one the formula takes may not be the run's (given with ``--set`` from a README, a launch
   command of another run); the fraction that gives the log's pool is solved from the formula;
+- a share the log does not show: the budget pays for more than the KV pool (a hybrid model's Mamba state, see
+  :mod:`sgtrace.analyses.shares`) and the log has no line of that part, so its pool is not all the budget paid for;
 - a cap: a ``min`` whose other operand, evaluated for the run, is the pool's tokens (it bound the pool), or caps
   that apply or may, whose value the log does not give;
 - memory that moved: the free memory grew while the pool was allocated (another process freed some, or a
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sgtrace.analyses.explain import Explanation, Reading, solve
+from sgtrace.analyses.figures import number
 from sgtrace.model import BudgetSite
 from sgtrace.run.startups import StartUp
 
@@ -39,6 +42,7 @@ _NOT_A_GAP = frozenset({"base", "round"})
 class Why(enum.Enum):
     """What can account for the difference."""
 
+    SHARE = "share"
     FRACTION = "fraction"
     CAP = "cap"
     MEMORY_MOVED = "memory moved"
@@ -50,7 +54,8 @@ class Cause:
     """One explanation the numbers allow."""
 
     why: Why
-    #: Its number: the fraction that gives the log's pool, the GB of memory that moved (None: none).
+    #: Its number: the fraction that gives the log's pool, the GB of memory that moved or that a share the log does
+    #: not show may be (None: none).
     number: float | None
     #: What it says, a clause.
     words: str
@@ -77,7 +82,7 @@ def weigh(
     predicted, observed = result.kv_budget_gb, result.observed_kv_gb
     if predicted is None or observed is None or matches(predicted, observed) or result.implied:
         return ()
-    causes = [*_fraction(sites, budget, known, origins, observed, reading), *_caps(result)]
+    causes = [*_unshown(result), *_fraction(sites, budget, known, origins, observed, reading), *_caps(result)]
     moved = _moved(run)
     if moved is not None:
         causes.append(moved)
@@ -94,8 +99,8 @@ def _fraction(
     observed: float,
     reading: Reading,
 ) -> list[Cause]:
-    given = known.get(budget)
-    if not isinstance(given, (int, float)) or isinstance(given, bool):
+    given = number(known.get(budget))
+    if given is None:
         return []
     implied = solve(sites, budget, {k: v for k, v in known.items() if k != budget}, observed, reading=reading)
     if implied is None or not 0 < implied <= 1 or abs(implied - given) < 0.0005:
@@ -113,19 +118,34 @@ def _fraction(
     return [Cause(Why.FRACTION, round(implied, 3), words, not from_log)]
 
 
+def _unshown(result: Explanation) -> list[Cause]:
+    """The shares of the budget the log has no line of, where its pool is below the formula's: they may be the
+    difference (the log supports it where the run's facts say the release's code took them)."""
+    gap = (result.kv_budget_gb or 0.0) - (result.observed_kv_gb or 0.0)
+    unshown = [share for share in result.shares if share.shown is None]
+    if gap <= 0 or not unshown:
+        return []
+    named = " and ".join(f"{share.what} ({share.path}:{share.line})" for share in unshown)
+    words = (
+        f"the budget pays for {named} as well, taken out of it before the KV pool, and the log shows no line of"
+        f" {'it' if len(unshown) == 1 else 'them'}: the {gap:.2f} GB may be {'it' if len(unshown) == 1 else 'them'}"
+    )
+    return [Cause(Why.SHARE, round(gap, 2), words, all(share.status == "applies" for share in unshown))]
+
+
 def _caps(result: Explanation) -> list[Cause]:
-    own = set(result.sized_at) | {(step.path, step.line) for step in result.steps}
+    mine = result.statements | {(share.path, share.line) for share in result.shares}
     found = [
         Cause(Why.CAP, None, f"{path}:{line} (min) bound it ({why})", True)
         for path, line, why in result.bound
-        if (path, line) not in own
+        if (path, line) not in mine
     ]
     if found:
         return found
     maybe = [
         f"{cap.path}:{cap.line} ({cap.category})"
         for cap, status, _ in result.caps
-        if status in ("applies", "unknown") and (cap.path, cap.line) not in own and cap.category not in _NOT_A_GAP
+        if status in ("applies", "unknown") and (cap.path, cap.line) not in mine and cap.category not in _NOT_A_GAP
     ]
     if not maybe or (result.kv_budget_gb or 0) <= (result.observed_kv_gb or 0):
         return []

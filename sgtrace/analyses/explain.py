@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sgtrace.analyses.evaluate import ASSUMED, CLASS_ASSUMED, CONFIG_KEY, LOADED_ASSUMED
-from sgtrace.analyses.figures import written
+from sgtrace.analyses.figures import number, written
 from sgtrace.analyses.reached import Holds, Key, Paths, Reach, Verdict, both, condition
 from sgtrace.model import BudgetSite, Cap
-from sgtrace.run.messages import QUANTITIES, quote
+from sgtrace.run.messages import QUANTITIES, Pool, quote
 
 #: Which log quantity a formula variable holds, by its name (the names SGLang's code gives them).
 ROLES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -163,6 +163,28 @@ class Cell:
     as_run: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A part of the budget the release's code pays for besides the KV pool: a share it takes out of the budget
+    before the pool's tokens (a Mamba / linear-attention state pool, a fixed reserve), see analyses.shares."""
+
+    #: What the code takes out, as it spells it (``mamba_state_memory``).
+    what: str
+    #: The statement that takes it out, where it is.
+    path: str
+    line: int
+    #: ``Class.method`` or ``func`` holding it ("" outside one).
+    function: str
+    #: The statement's status for the run: "applies" where the run's facts say it runs; else ("unknown", or "not
+    #: reached" only by what was assumed of the model) the log's line of its pool says it did.
+    status: str
+    #: The log's pool it is, by its name or its function's (None: no pool the log prints a line of).
+    pool: Pool | None
+    #: The log's line of that pool and its size in GB (None: the log shows no line of it).
+    shown: int | None = None
+    gb: float | None = None
+
+
 @dataclass(frozen=True)
 class Explanation:
     """The formula evaluated, the prediction, what the log observed, and which caps applied."""
@@ -197,6 +219,14 @@ class Explanation:
     #: Where the log's pool and the formula's differ: each explanation the numbers allow (analyses.causes.Cause),
     #: those the log supports first.
     causes: tuple[Any, ...] = ()
+    #: What the budget pays for besides the KV pool: the shares the release's code takes out of it first.
+    shares: tuple[Share, ...] = ()
+
+    @property
+    def statements(self) -> frozenset[tuple[str, int]]:
+        """(path, line) of the formula's own statements: those of the chain that predicted the pool, and every
+        step. None of them is a cap of the formula, nor a share of its budget."""
+        return frozenset(self.sized_at) | {(step.path, step.line) for step in self.steps}
 
     def binding(self, cap: Cap) -> str | None:
         """Why *cap* bound the pool (see :attr:`bound`), None if it did not."""
@@ -214,11 +244,13 @@ class Explanation:
     def predicted_tokens(self) -> int | None:
         """The predicted pool in tokens, before page rounding: by the release's own cell size for the run's model
         where it was decided, else at the log's own bytes per token (its pool's bytes over its tokens); None
-        without either."""
+        without either, or where the budget pays for a share the log's pool leaves out."""
         if self.cell is not None and self.cell.tokens is not None:
             return self.cell.tokens
         if self.kv_budget_gb is None or not self.bytes_per_token or self.kv_budget_gb <= 0:
             return None
+        if any(share.shown is None for share in self.shares):
+            return None  # the log's bytes are the KV pool's alone, the budget pays for a share besides
         return int(self.kv_budget_gb * (1 << 30) // self.bytes_per_token)
 
 
@@ -287,8 +319,8 @@ def explain(
     candidates = [chains[i] for i in sorted(pools)] if pools else chains
     complete = [chain for chain in candidates if chain and all(s.value is not None for s in chain)]
     prediction = complete[0][-1].value if complete else None
-    observed_gb = _number(facts.get("kv_gb"))
-    tokens = _number(facts.get("kv_tokens")) or _number(facts.get("max_total_num_tokens"))
+    observed_gb = number(facts.get("kv_gb"))
+    tokens = number(facts.get("kv_tokens")) or number(facts.get("max_total_num_tokens"))
     per_token = observed_gb * (1 << 30) / tokens if observed_gb and tokens else None
     found = statuses(caps, facts, paths)
     inputs = {k: v for k, v in facts.items() if k in QUANTITIES or k == budget or k in env or k == AT_SIZING}
@@ -775,7 +807,3 @@ def _how(name: str, budget: str = "") -> str:
         if pattern.search(name):
             return f"--set {name}=VALUE, or a log with {QUANTITIES[quantity]}"
     return f"--set {name}=VALUE"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -82,7 +82,7 @@ def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """*found* with the memory figures the others give, and how each was worked out (name -> arithmetic)."""
     facts = dict(found)
     derived: dict[str, str] = {}
-    before, after, weights = (_number(facts.get(n)) for n in ("avail_before_weights_gb", "avail_after_weights_gb",
+    before, after, weights = (number(facts.get(n)) for n in ("avail_before_weights_gb", "avail_after_weights_gb",
                                                                 "weights_gb"))  # fmt: skip
     if before is None and after is not None and weights is not None:
         facts["avail_before_weights_gb"] = round(after + weights, 2)
@@ -99,7 +99,7 @@ def complete(found: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
 def contradictions(facts: Mapping[str, Any], given: set[str]) -> None:
     """BadFigure when figures that include one the operator gave (*given*) contradict each other."""
     before, after, weights, kv, gpu = (
-        _number(facts.get(n))
+        number(facts.get(n))
         for n in ("avail_before_weights_gb", "avail_after_weights_gb", "weights_gb", "kv_gb", "gpu_gb")
     )
     pairs = [
@@ -123,5 +123,6 @@ def card_only(facts: Mapping[str, Any]) -> bool:
     return "gpu_gb" in facts and "avail_before_weights_gb" not in facts
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """*value* as a float when it is a number (a bool is not one: ``True`` is no figure), else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

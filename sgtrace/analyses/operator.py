@@ -43,13 +43,14 @@ from sgtrace.analyses.explain import (
     unreached,
     value_of,
 )
-from sgtrace.analyses.figures import card_only
+from sgtrace.analyses.figures import card_only, number
 from sgtrace.analyses.inputs import BadInput, Given, check_settings, gather, settable
 from sgtrace.analyses.ledger import LedgerRow, WhatIf, ledger, what_if
 from sgtrace.analyses.order import Order, draft_source, loads_before_sizing
 from sgtrace.analyses.profile import SGLANG, EngineProfile
 from sgtrace.analyses.reached import Paths
 from sgtrace.analyses.release_args import ReleaseArgs, Text, default_reserve, mentioning, read_args
+from sgtrace.analyses.shares import shares
 from sgtrace.model import BudgetSite, Cap, SourceFile
 from sgtrace.run.lines import LogError
 from sgtrace.run.messages import Kind, quote
@@ -249,6 +250,7 @@ def build(
         cell=_rounded(cell, result.caps, status_facts),
         bound=bound_by(result.caps, status_facts, result.observed_tokens, resolve),
     )
+    result = dataclasses.replace(result, shares=shares(result, chosen, resolve))
     result = dataclasses.replace(result, causes=weigh(sites, budget, known, origins, result, chosen, reading))
     found = multiplied(sites, budget)
     product = Multiplied(found[0], found[1], value_of(found[1], known), quantity_of(found[1])) if found else None
@@ -361,9 +363,9 @@ def _draft_before(order: Order | None, run: StartUp | None, known: Mapping[str, 
     weights are given or the start-up's lines show them."""
     if order is None or not order.draft_first or not isinstance(known.get("avail_after_weights_gb"), (int, float)):
         return None
-    given = known.get("draft_weights_gb")
-    if isinstance(given, (int, float)) and not isinstance(given, bool):
-        return float(given), 0
+    given = number(known.get("draft_weights_gb"))
+    if given is not None:
+        return given, 0
     if run is None or "weights_gb" not in run.draft:
         return None
     figure = run.draft["weights_gb"]

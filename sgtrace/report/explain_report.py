@@ -66,6 +66,12 @@ def render(found: CapsResult, result: Explanation, context: Context) -> str:
                 lines.append(f"  for the pool of the log's own order (before its draft): {cell.as_run} tokens")
         elif result.predicted_tokens is not None:
             lines.append(f"predicted tokens:    {result.predicted_tokens} (at the log's own bytes per token)")
+        for share in result.shares:  # what the budget pays for besides the KV pool
+            seen = f"the log's line {share.shown}: {share.gb:.2f} GB" if share.gb is not None else "no line in the log"
+            status = (
+                share.status if share.status == "applies" else f"{share.status} by the facts, run by the log's line"
+            )
+            lines.append(f"  it pays for {share.what} too: {share.path}:{share.line} ({status}; {seen})")
     if result.observed_kv_gb is not None:
         lines.append(f"observed KV cache:   {result.observed_kv_gb:.2f} GB")
     if result.observed_tokens is not None:
@@ -151,6 +157,19 @@ def render_json(found: CapsResult, result: Explanation, context: Context) -> str
         "implied": result.implied,
         "causes": [
             {"why": c.why.value, "number": c.number, "words": c.words, "supported": c.supported} for c in result.causes
+        ],
+        "shares": [
+            {
+                "what": share.what,
+                "path": share.path,
+                "line": share.line,
+                "function": share.function,
+                "status": share.status,
+                "pool": share.pool.value if share.pool is not None else None,
+                "shown": share.shown,
+                "gb": share.gb,
+            }
+            for share in result.shares
         ],
         "assumed": list(result.assumptions),
         "origins": {**{name: f"worked out: {how}" for name, how in result.worked.items()}, **context.origins},

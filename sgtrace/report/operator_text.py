@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from sgtrace.analyses.causes import matches
+from sgtrace.analyses.causes import Why, matches
 from sgtrace.analyses.explain import Explanation
 from sgtrace.analyses.figures import written
 from sgtrace.analyses.ledger import LAST_FREE, LEFT, LedgerRow, WhatIf, finished
@@ -59,11 +59,16 @@ def answer(budget: str, result: Explanation, context: Context) -> str:
                 f"the budget formula{where} gives no pool ({result.kv_budget_gb:.2f} GB per GPU): the weights take"
                 " more than the fraction gives weights and pools together"
             )
+        elif result.shares:
+            parts.append(
+                f"the budget formula{where} gives {result.kv_budget_gb:.2f} GB per GPU for the KV pool and for"
+                f" {_paid(result)}"
+            )
         else:
             parts.append(f"the budget formula{where} gives a KV pool of {result.kv_budget_gb:.2f} GB per GPU")
         if result.observed_kv_gb is not None:
             tokens = f", {result.observed_tokens:.0f} tokens" if result.observed_tokens else ""
-            parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}{_pools_of(run)}."
+            parts[-1] += f"; the log shows {result.observed_kv_gb:.2f} GB{tokens}{_pools_of(run)}{_without(result)}."
         else:
             parts[-1] += "."
     parts.extend(
@@ -141,6 +146,27 @@ def _pools_of(run: StartUp | None) -> str:
         return " (a sliding-window model's two KV pools, as SGLang sums them" + "".join(f", {s}" for s in state) + ")"
     names = {"kv": "KV", "mamba": "Mamba state"}
     return " (" + " + ".join(f"{gb:.2f} GB of {names.get(what, what)}" for what, gb in parts) + ")"
+
+
+def _paid(result: Explanation) -> str:
+    """The shares the budget pays for besides the KV pool: what the release's code takes out of it first, where,
+    and the log's line of each, or that it has none."""
+    said = []
+    for share in result.shares:
+        by = f"{share.function} ({share.path}:{share.line})" if share.function else f"{share.path}:{share.line}"
+        line = quote(share.pool.value) if share.pool is not None else ""
+        if share.shown is not None and share.gb is not None:
+            seen = f"the log's {line} line shows {share.gb:.2f} GB, line {share.shown}"
+        else:
+            seen = f"the log has no {line} line" if line else "the log has no line of it"
+        said.append(f"{share.what}, which {by} takes out of it first ({seen})")
+    return "; and ".join(said)
+
+
+def _without(result: Explanation) -> str:
+    """What the log's pool leaves out of what the budget pays for: the shares it shows no line of."""
+    unshown = [share.what for share in result.shares if share.shown is None]
+    return f", and no line of {' or '.join(unshown)}" if unshown else ""
 
 
 def _verdicts(budget: str, run: StartUp | None, context: Context) -> str:
@@ -261,7 +287,8 @@ def _arithmetic(budget: str, result: Explanation, context: Context) -> str:
         taken = f"{used:.2f} GB in use before the pool"
     text = (
         f"{budget} multiplies {product.source}, {_what(product)}{_ranks_note(context)}:"
-        f" {fraction:g} x {product.value:.2f} = {static:.2f} GB for weights and KV together;"
+        f" {fraction:g} x {product.value:.2f} = {static:.2f} GB for weights and"
+        f" {'the pools' if result.shares else 'KV'} together;"
         f" minus {taken} = {pool:.2f} GB."
     )
     after = result.inputs.get("avail_after_weights_gb")
@@ -396,22 +423,18 @@ def _binding(result: Explanation, context: Context) -> str:
         )
     if matches(predicted, observed):
         return "The log's pool is the formula's: no cap lowered it."
-    if result.causes and not (len(result.causes) == 1 and result.bound):
-        gap = observed - predicted
+    gap = observed - predicted
+    apart = f"The log's pool is {abs(gap):.2f} GB {'larger than' if gap > 0 else 'below'} the formula's"
+    if len(result.causes) == 1 and result.causes[0].why is Why.CAP and result.causes[0].supported:
+        return f"{apart}: {result.causes[0].words}."  # a min that bound it, and nothing else the numbers allow
+    if result.causes:
         allowed = "; ".join(f"{c.words}{' (the log supports this)' if c.supported else ''}" for c in result.causes)
-        return (
-            f"The log's pool is {abs(gap):.2f} GB {'larger than' if gap > 0 else 'below'} the formula's; what the"
-            f" numbers allow: {allowed}."
-        )
-    if observed > predicted:
-        return f"The log's pool is {observed - predicted:.2f} GB larger than the formula's: another path sized it."
-    if result.bound:
-        path, line, why = result.bound[0]
-        below = predicted - observed
-        return f"The log's pool is {below:.2f} GB below the formula's: {path}:{line} (min) bound it ({why})."
-    candidates = [f"{c.path}:{c.line} ({c.category})" for c, s, _ in result.caps if s in ("applies", "unknown")]
-    named = f"; it can be {', '.join(candidates[:3])}" if candidates else ""
-    return f"The log's pool is {predicted - observed:.2f} GB below the formula's: a cap bound{named}."
+        return f"{apart}; what the numbers allow: {allowed}."
+    # weigh found nothing: a statement of the formula's own is never its cap, nor its base write or a rounding
+    return (
+        f"{apart}, and nothing the numbers allow explains it: no cap that takes memory off the pool applies or may"
+        " outside the formula's own statements, and the log shows no other fraction and no memory that moved."
+    )
 
 
 def _ranks_note(context: Context) -> str:
