@@ -1123,3 +1123,13 @@ def test_what_the_program_would_raise_is_unknown_and_the_evaluators_own_error_go
     monkeypatch.setattr(Evaluator, "_name", broken)
     with pytest.raises(KeyError, match="own bug"):
         Evaluator(Code(discover(str(tmp_path)).files), Facts()).at("OK", "raises/m.py", 14)
+
+
+def test_the_dispatch_tables_hold_the_rooms_handlers_not_their_declarations() -> None:
+    """A table entry spelt ``Expressions._call`` would be Memo's abstract declaration (a call that answers None);
+    another room's handler is reached through ``self``."""
+    from sgtrace.analyses.evaluate.expressions import EXPRESSIONS
+    from sgtrace.analyses.evaluate.statements import STATEMENTS
+
+    for handler in (*EXPRESSIONS.values(), *STATEMENTS.values()):
+        assert not getattr(handler, "__isabstractmethod__", False), handler

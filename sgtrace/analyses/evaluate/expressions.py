@@ -9,7 +9,7 @@ from typing import Any
 
 from sgtrace.analyses.evaluate.memo import Memo, _Scope
 from sgtrace.analyses.evaluate.objects import ClassRef, Member
-from sgtrace.analyses.evaluate.syntax import _text, chain_of
+from sgtrace.analyses.evaluate.syntax import _text, chain_of, handler_of
 from sgtrace.analyses.evaluate.values import (
     _BINARY,
     _COMPARE,
@@ -44,58 +44,48 @@ class Expressions(Memo):
             return Unknown((_text(node),))
 
     def _expr(self, node: ast.expr, scope: _Scope) -> Value:
-        if isinstance(node, ast.Constant):
-            return Known(node.value)
-        if isinstance(node, ast.Name):
-            return self._name(node.id, scope)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, scope)
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return _apply(_BINARY[type(node.op)], self.expr(node.left, scope), self.expr(node.right, scope))
-        if isinstance(node, ast.UnaryOp):
-            operand = self.expr(node.operand, scope)
-            if isinstance(operand, Unknown):
-                return operand
-            unary: dict[type, Callable[[Any], Any]] = {
-                ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.inv
-            }  # fmt: skip
-            return Known(_as_run(unary[type(node.op)], operand.value), operand.why)
-        if isinstance(node, ast.BoolOp):
-            return self._bool(node, scope)
-        if isinstance(node, ast.Compare):
-            return self._compare(node, scope)
-        if isinstance(node, ast.IfExp):
-            test = self.expr(node.test, scope)
-            if isinstance(test, Unknown):
-                body, orelse = self.expr(node.body, scope), self.expr(node.orelse, scope)
-                return body if _same(body, orelse) else test
-            return _why(self.expr(node.body if test.value else node.orelse, scope), test.why)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return self._collection(node, scope)
-        if isinstance(node, ast.Dict):
-            return self._dict(node, scope)
-        if isinstance(node, ast.Subscript):
-            if chain_of(node.value)[-2:] == ["os", "environ"]:  # os.environ["NAME"]: unset, a KeyError
-                return self._environ(self.expr(node.slice, scope), None, node)
-            value, index = self.expr(node.value, scope), self.expr(node.slice, scope)
-            if isinstance(value, Known) and isinstance(value.value, ClassRef) and isinstance(index, Known):
-                if not isinstance(index.value, str):
-                    return Unknown((_text(node),))
-                member = self._class_attribute(value.value, index.value)  # an enum's member by its name
-                return (
-                    member
-                    if isinstance(member, Unknown) or isinstance(member.value, Member)
-                    else Unknown((_text(node),))
-                )
-            return _apply(lambda v, i: v[i], value, index)
-        if isinstance(node, ast.Call):
-            return self._call(node, scope)
-        if isinstance(node, ast.NamedExpr):
-            value = self.expr(node.value, scope)
-            if scope.env is not None:
-                scope.env[node.target.id] = value
-            return value
-        return Unknown((_text(node),))
+        handler = EXPRESSIONS.get(type(node)) or handler_of(EXPRESSIONS, type(node))
+        return handler(self, node, scope) if handler is not None else Unknown((_text(node),))
+
+    def _constant(self, node: ast.Constant, scope: _Scope) -> Value:
+        return Known(node.value)
+
+    def _binary(self, node: ast.BinOp, scope: _Scope) -> Value:
+        if type(node.op) not in _BINARY:
+            return Unknown((_text(node),))
+        return _apply(_BINARY[type(node.op)], self.expr(node.left, scope), self.expr(node.right, scope))
+
+    def _unary(self, node: ast.UnaryOp, scope: _Scope) -> Value:
+        operand = self.expr(node.operand, scope)
+        if isinstance(operand, Unknown):
+            return operand
+        return Known(_as_run(_UNARY[type(node.op)], operand.value), operand.why)
+
+    def _if_else(self, node: ast.IfExp, scope: _Scope) -> Value:
+        test = self.expr(node.test, scope)
+        if isinstance(test, Unknown):
+            body, orelse = self.expr(node.body, scope), self.expr(node.orelse, scope)
+            return body if _same(body, orelse) else test
+        return _why(self.expr(node.body if test.value else node.orelse, scope), test.why)
+
+    def _subscript(self, node: ast.Subscript, scope: _Scope) -> Value:
+        if chain_of(node.value)[-2:] == ["os", "environ"]:  # os.environ["NAME"]: unset, a KeyError
+            return self._environ(self.expr(node.slice, scope), None, node)
+        value, index = self.expr(node.value, scope), self.expr(node.slice, scope)
+        if isinstance(value, Known) and isinstance(value.value, ClassRef) and isinstance(index, Known):
+            if not isinstance(index.value, str):
+                return Unknown((_text(node),))
+            member = self._class_attribute(value.value, index.value)  # an enum's member by its name
+            return (
+                member if isinstance(member, Unknown) or isinstance(member.value, Member) else Unknown((_text(node),))
+            )
+        return _apply(lambda v, i: v[i], value, index)
+
+    def _named(self, node: ast.NamedExpr, scope: _Scope) -> Value:
+        value = self.expr(node.value, scope)
+        if scope.env is not None:
+            scope.env[node.target.id] = value
+        return value
 
     def _bool(self, node: ast.BoolOp, scope: _Scope) -> Value:
         """``and``/``or`` in three values: a known operand that decides it does, even after an unknown one."""
@@ -194,3 +184,30 @@ class Expressions(Memo):
         if needs and not (lazy and any(out)):
             return Unknown(tuple(dict.fromkeys(needs)))
         return Known(out, iterable.why)
+
+
+#: The unary operators, by the operator's node type.
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.inv
+}  # fmt: skip
+
+#: Expression node type -> its handler (a node of a type not here, nor a subclass of one, is unknown). Adding a
+#: construct is one entry and its handler. Another room's handler is called through ``self`` (a lambda):
+#: ``Expressions._call`` would be Memo's abstract declaration of it, not the Calls room's method.
+EXPRESSIONS: dict[type, Callable[[Expressions, Any, _Scope], Value]] = {
+    ast.Constant: Expressions._constant,
+    ast.Name: lambda self, node, scope: self._name(node.id, scope),
+    ast.Attribute: lambda self, node, scope: self._attribute(node, scope),
+    ast.BinOp: Expressions._binary,
+    ast.UnaryOp: Expressions._unary,
+    ast.BoolOp: Expressions._bool,
+    ast.Compare: Expressions._compare,
+    ast.IfExp: Expressions._if_else,
+    ast.List: Expressions._collection,
+    ast.Tuple: Expressions._collection,
+    ast.Set: Expressions._collection,
+    ast.Dict: Expressions._dict,
+    ast.Subscript: Expressions._subscript,
+    ast.Call: lambda self, node, scope: self._call(node, scope),
+    ast.NamedExpr: Expressions._named,
+}

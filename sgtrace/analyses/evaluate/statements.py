@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sgtrace.analyses.evaluate.memo import Memo, _Return, _Scope
-from sgtrace.analyses.evaluate.syntax import _holds, _targets, _text, chain_of
+from sgtrace.analyses.evaluate.syntax import _holds, _targets, _text, chain_of, handler_of
 from sgtrace.analyses.evaluate.values import (
     _BINARY,
     _CHANGED,
@@ -69,36 +70,48 @@ class Statements(Memo):
                 return self._into(statement, scope, top, until)
             if self.code.changes(statement):  # an object a local holds may change: its attributes are read anew
                 env[_CHANGES] = Known(next(_CHANGED))
-            if isinstance(statement, ast.Return):
-                value = self.expr(statement.value, scope) if statement.value else Known(None)
-                earlier = scope.returned
-                if earlier:
-                    value = value if all(_same(value, e) for e in earlier) else Unknown(_needs(earlier))
-                raise _Return(value)
-            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                self._store(statement, scope)
-            elif isinstance(statement, ast.If):
-                self._if(statement, scope, top)
-            elif isinstance(statement, (ast.With, ast.AsyncWith)):
-                self._run(statement.body, scope, top)
-            elif isinstance(statement, ast.Try):
-                self._run(statement.body, scope, top)
-            elif isinstance(statement, ast.Expr) and top:
-                self._mutate(statement.value, scope)
-            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.NamedExpr):
-                self.expr(statement.value, scope)
-            elif isinstance(statement, ast.Raise) and not top:
-                raise _Return(Unknown(("an exception",)) if not scope.returned else Unknown(_needs(scope.returned)))
-            elif isinstance(statement, ast.For) and not top and self._loop(statement, scope):
-                pass
-            elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)) and not top:
-                for name in _stored(statement):
-                    env[name] = Unknown((name,))
-                if any(isinstance(n, ast.Return) for n in ast.walk(statement)):
-                    scope.returned.append(
-                        Unknown((_text(statement.iter) if isinstance(statement, ast.For) else "a loop",))
-                    )
+            handler = STATEMENTS.get(type(statement)) or handler_of(STATEMENTS, type(statement))
+            if handler is not None:
+                handler(self, statement, scope, top)
         return False
+
+    def _return(self, statement: ast.Return, scope: _Scope, top: bool) -> None:
+        value = self.expr(statement.value, scope) if statement.value else Known(None)
+        earlier = scope.returned
+        if earlier:
+            value = value if all(_same(value, e) for e in earlier) else Unknown(_needs(earlier))
+        raise _Return(value)
+
+    def _assign(self, statement: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: _Scope, top: bool) -> None:
+        self._store(statement, scope)
+
+    def _inner(self, statement: ast.With | ast.AsyncWith | ast.Try, scope: _Scope, top: bool) -> None:
+        """A ``with``'s body, a ``try``'s (its handlers, ``else`` and ``finally`` are not run)."""
+        self._run(statement.body, scope, top)
+
+    def _expr_statement(self, statement: ast.Expr, scope: _Scope, top: bool) -> None:
+        if top:
+            self._mutate(statement.value, scope)
+        elif isinstance(statement.value, ast.NamedExpr):
+            self.expr(statement.value, scope)
+
+    def _raise(self, statement: ast.Raise, scope: _Scope, top: bool) -> None:
+        if not top:
+            raise _Return(Unknown(("an exception",)) if not scope.returned else Unknown(_needs(scope.returned)))
+
+    def _for(self, statement: ast.For, scope: _Scope, top: bool) -> None:
+        if not top and not self._loop(statement, scope):
+            self._unrolled(statement, scope, top)
+
+    def _unrolled(self, statement: ast.For | ast.While | ast.AsyncFor, scope: _Scope, top: bool) -> None:
+        """A loop not run: the names it binds are undecided, and a ``return`` in it may have been taken."""
+        if top:
+            return
+        assert scope.env is not None
+        for name in _stored(statement):
+            scope.env[name] = Unknown((name,))
+        if any(isinstance(n, ast.Return) for n in ast.walk(statement)):
+            scope.returned.append(Unknown((_text(statement.iter) if isinstance(statement, ast.For) else "a loop",)))
 
     def _loop(self, statement: ast.For, scope: _Scope) -> bool:
         """A ``for`` over a decided sequence of at most MAX_LOOP items, with no ``break`` or ``continue``: its body
@@ -246,3 +259,24 @@ class Statements(Memo):
             env[receiver.id] = Unknown((receiver.id,))
             return
         env[receiver.id] = Known(copy, before.why)
+
+
+#: Statement type -> its handler, given the statement, the scope and whether the body is a module's (``top``: an
+#: expression statement is a change to what it names, such as the module's own appends; a ``raise`` or a loop is
+#: passed over). A statement of a type not here (nor a subclass of one) is passed over. Adding a construct is one
+#: entry and its handler.
+STATEMENTS: dict[type, Callable[[Statements, Any, _Scope, bool], None]] = {
+    ast.Return: Statements._return,
+    ast.Assign: Statements._assign,
+    ast.AnnAssign: Statements._assign,
+    ast.AugAssign: Statements._assign,
+    ast.If: Statements._if,
+    ast.With: Statements._inner,
+    ast.AsyncWith: Statements._inner,
+    ast.Try: Statements._inner,
+    ast.Expr: Statements._expr_statement,
+    ast.Raise: Statements._raise,
+    ast.For: Statements._for,
+    ast.While: Statements._unrolled,
+    ast.AsyncFor: Statements._unrolled,
+}

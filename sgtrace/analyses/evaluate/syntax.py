@@ -7,8 +7,8 @@ import ast
 import collections
 import functools
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sgtrace.analyses.evaluate.values import Unknown
 
@@ -245,3 +245,16 @@ def _root_name(node: ast.expr) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+_Handler = TypeVar("_Handler")
+
+
+def handler_of(table: Mapping[type, _Handler], kind: type) -> _Handler | None:
+    """*table*'s entry for *kind*, else for its nearest base that has one (as ``isinstance`` would match: the
+    source model's lazy functions are subclasses of ``ast``'s); None when none has."""
+    for base in kind.__mro__:
+        handler = table.get(base)
+        if handler is not None:
+            return handler
+    return None
