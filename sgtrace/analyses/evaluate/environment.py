@@ -6,7 +6,6 @@ import ast
 import re
 from typing import Any
 
-from sgtrace.analyses.evaluate.facts import _env_value
 from sgtrace.analyses.evaluate.memo import Memo, _Scope
 from sgtrace.analyses.evaluate.syntax import _statements, _targets, _text, chain_of
 from sgtrace.analyses.evaluate.values import Known, Unknown, Value
@@ -90,3 +89,20 @@ class Environment(Memo):
                         value = default.value if isinstance(default, Known) else default
                         return kind[0], value, f"{path}:{item.lineno}"
         return None
+
+
+def _env_value(kind: str, text: str, default: Any) -> Any:
+    lowered = kind.lower()
+    if "bool" in lowered or isinstance(default, bool):
+        return text.strip().lower() in ("1", "true", "yes", "y", "on")
+    if "int" in lowered or isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if "float" in lowered or isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text

@@ -20,7 +20,7 @@ MAX_NEW_PARSED = 160
 
 
 class Evaluator(Expressions, Names, Calls, Writes, Environment, Statements):
-    """Evaluates expressions of the tree for one run (see the module doc); remembers what it worked out."""
+    """Evaluates expressions of the tree for one run (see the package's doc); remembers what it worked out."""
 
     # -- the questions -------------------------------------------------------------------------------
     def at(self, source: str, path: str, line: int) -> Value:

@@ -173,20 +173,3 @@ def _typed(values: Mapping[str, Any], profile: Words) -> dict[str, Any]:
             value = Dtype(module, value, profile.dtypes[value])
         typed[key] = value
     return typed
-
-
-def _env_value(kind: str, text: str, default: Any) -> Any:
-    lowered = kind.lower()
-    if "bool" in lowered or isinstance(default, bool):
-        return text.strip().lower() in ("1", "true", "yes", "y", "on")
-    if "int" in lowered or isinstance(default, int):
-        try:
-            return int(text)
-        except ValueError:
-            return text
-    if "float" in lowered or isinstance(default, float):
-        try:
-            return float(text)
-        except ValueError:
-            return text
-    return text
