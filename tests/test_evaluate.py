@@ -858,11 +858,11 @@ def test_writes_in_a_file_the_parse_allowance_refused_leave_the_attribute_unknow
     evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
     found = evaluator.at("pool.active", "hand/build.py", line)
     assert isinstance(found, Unknown), found  # Other's write differs
-    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 2)
+    monkeypatch.setattr(evaluate.evaluator, "MAX_NEW_PARSED", 2)
     (root / "other.py").write_text("class Other:\n    def __init__(self):\n        self.active = False\n")
     evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
     assert isinstance(evaluator.at("pool.active", "hand/build.py", line), Unknown)  # not every file read
-    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 50)
+    monkeypatch.setattr(evaluate.evaluator, "MAX_NEW_PARSED", 50)
     found = evaluator.at("pool.active", "hand/build.py", line)
     assert isinstance(found, Known) and found.value is False, found
 
@@ -878,7 +878,7 @@ def test_what_the_parse_allowance_left_undecided_is_worked_out_again_by_a_later_
     (root / "m1.py").write_text("from memo.m2 import B\n\nA = B + 1\n")
     (root / "m2.py").write_text("from memo.m3 import C\n\nB = C + 1\n")
     (root / "m3.py").write_text("C = 1\n")
-    monkeypatch.setattr(evaluate, "MAX_NEW_PARSED", 2)
+    monkeypatch.setattr(evaluate.evaluator, "MAX_NEW_PARSED", 2)
     evaluator = Evaluator(Code(discover(str(tmp_path)).files), Facts())
     assert isinstance(evaluator.at("V", "memo/m0.py", 3), Unknown)  # m0 and m1 parsed, m2 refused
     found = evaluator.at("V", "memo/m0.py", 3)
@@ -1123,3 +1123,13 @@ def test_what_the_program_would_raise_is_unknown_and_the_evaluators_own_error_go
     monkeypatch.setattr(Evaluator, "_name", broken)
     with pytest.raises(KeyError, match="own bug"):
         Evaluator(Code(discover(str(tmp_path)).files), Facts()).at("OK", "raises/m.py", 14)
+
+
+def test_the_dispatch_tables_hold_the_rooms_handlers_not_their_declarations() -> None:
+    """A table entry spelt ``Expressions._call`` would be Memo's abstract declaration (a call that answers None);
+    another room's handler is reached through ``self``."""
+    from sgtrace.analyses.evaluate.expressions import EXPRESSIONS
+    from sgtrace.analyses.evaluate.statements import STATEMENTS
+
+    for handler in (*EXPRESSIONS.values(), *STATEMENTS.values()):
+        assert not getattr(handler, "__isabstractmethod__", False), handler
