@@ -22,12 +22,13 @@ from sgtrace.model import ExitCode, Limits
 MAX_DEPTH = 1000
 
 
-def _warn(message: str) -> None:
-    click.echo(f"sgtrace: {message}", err=True)
-
-
 #: What str.splitlines breaks a line at, escaped as Python writes it (``--set 'a=1\n2'`` made two lines).
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _warn(message: str) -> None:
+    """*message* on stderr, one line: a line break in a value it quotes is escaped."""
+    click.echo(f"sgtrace: {message.translate(_LINE_BREAKS)}", err=True)
 
 
 def _failed(
