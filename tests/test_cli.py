@@ -235,6 +235,7 @@ _LOAD_END = "[2026-02-28 10:00:05 TP0] Load weight end. type=X, dtype=torch.bflo
         (["diff", "{two}", "/no/such/dir"], "error: no such file or directory: /no/such/dir"),
         (["history", "{two}"], "error: a history needs two releases or more; 1 given"),
         (["cache", "prune", "--cache-dir", "{other}"], "is not an sgtrace cache"),
+        (["trace", "no_such_attribute"], "error: no_such_attribute: not a name in "),  # the default tree, said after
     ],
 )  # fmt: skip
 def test_every_exit_2_says_why_in_one_line_on_stderr(tmp_path: Path, args: list[str], message: str) -> None:
@@ -254,9 +255,11 @@ def test_every_exit_2_says_why_in_one_line_on_stderr(tmp_path: Path, args: list[
             text = text.replace("{" + name + "}", value)
         return text
 
-    proc = _run(*map(filled, args))  # the cache: the test's own (SGTRACE_CACHE_DIR)
+    proc = _run(*map(filled, args), cwd=tmp_path)  # the cache: the test's own (SGTRACE_CACHE_DIR)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and proc.stderr.strip(), proc.stderr
     assert filled(message) in proc.stderr
+    if len(args) == 2 and args[0] == "trace":  # which tree was read for want of one named ends the line
+        assert "; note: " in proc.stderr and "analysing the" in proc.stderr
     if "json" in args:
         assert json.loads(proc.stdout)  # the answer short of inputs, or the error, as JSON

@@ -16,6 +16,8 @@ from sgtrace.cli.base import (
     _common,
     _echo_errors,
     _guarded,
+    _held,
+    _hold,
     _one_tree,
     _query,
     _run_options,
@@ -190,7 +192,7 @@ def explain(
 
     def run() -> Any:
         options = _run_options(flags)
-        tree = api.resolve_targets([target] if target else [], options.cache_dir, _warn, None, options.limits, False)[0]
+        tree = api.resolve_targets([target] if target else [], options.cache_dir, _hold, None, options.limits, False)[0]
         query = _query(attribute, max_nodes, strict_types)
         return api.explain(query, budget, tree, options, log_file, values, want, **server.keywords())
 
@@ -206,7 +208,7 @@ def explain(
     if answered:
         sys.exit(ExitCode.FOUND)
     why = _no_answer(result.missing, found.root, budget, bool(result.steps))
-    _warn("; ".join([why, *(f"note: {note}" for note in context.notes)]))
+    _warn("; ".join([why, *(f"note: {note}" for note in [*_held(), *context.notes])]))
     sys.exit(ExitCode.ERROR)
 
 
