@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from sgtrace.bounded import MAX_COMMAND_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH
 from sgtrace.cli import cli, main
 from sgtrace.cli.base import MAX_DEPTH
+from sgtrace.run.lines import MAX_LINE
 from sgtrace.run.messages import MESSAGES
 from sgtrace.sources import sample_tree
 from tests.examples import DOORS, PROFILES, TALLIES
@@ -497,7 +498,19 @@ def logs(draw: st.DrawFn) -> Log:
     )  # fmt: skip
     form = draw(st.sampled_from(["plain"] * 4 + ["docker", "gzip", "docker-gzip", "cut-gzip"]))
     event(form)
-    return Log(sound, tuple(draw(st.lists(hostile, max_size=8))), form, draw(st.integers(1, 20_000)))
+    lines = [(place, stamp, pieces, min(times, max(1, _LONGEST // max(1, len(pieces)))))
+             for place, stamp, pieces, times in draw(st.lists(hostile, max_size=8))]  # fmt: skip
+    size = sum(len(stamp) + len(pieces) * times for _, stamp, pieces, times in lines)
+    cut = draw(st.integers(1, 20_000))
+    return Log(sound, tuple(lines), form, max(cut, size // _RECORDS + 1) if "docker" in form else cut)
+
+
+#: The longest line a log is drawn with (twice the reader's bound on a line, MAX_LINE), and the most records of
+#: docker's its lines are cut into. The reading is linear, and a log larger than 2 s of it is no test of the door:
+#: a line of 5,000-digit numbers 5,000 times was 25 MB, and one of a megabyte cut into records of a character each
+#: (66 MB of JSON) took 4.7 s (records are read at 15-20 MB/s, docker's own of 16 KB at 300).
+_LONGEST = 2 * MAX_LINE
+_RECORDS = 1 << 16
 
 
 @pytest.fixture(scope="module")
