@@ -287,6 +287,18 @@ def sparse_file(folder: Path) -> str:
     return str(path)
 
 
+def nul_bytes(size: int) -> Callable[[Path], str]:
+    """A maker of a file of *size* NUL bytes (written as a file with no blocks on disk, which reads as NUL bytes)."""
+
+    def make(folder: Path) -> str:
+        path = folder / "nul.bin"
+        with path.open("wb") as handle:
+            handle.truncate(size)
+        return str(path)
+
+    return make
+
+
 def zeros(_folder: Path) -> str:
     """``/dev/zero``: no end at all."""
     return "/dev/zero"
@@ -419,6 +431,12 @@ EXPLAIN_DOORS: dict[str, tuple[list[str], Callable[[Path], str] | None, str]] = 
                                        "--server-info: tp_size=inf: not a finite number"),
     "command_3_million_options": ([*FIGURES, "--command", "{file}"], command("--tp-size 1 " * 1_000_000),
                                   "--command {file}: larger than 1 MB"),
+    "command_nul_200mb": ([*FIGURES, "--command", "{file}"], nul_bytes(200 << 20),
+                          "--command {file}: larger than 1 MB"),
+    "server_info_nul_200mb": ([*FIGURES, "--server-info", "{file}"], nul_bytes(200 << 20),
+                              "--server-info {file}: larger than 16 MB"),
+    "server_info_nul_to_the_bound": ([*FIGURES, "--server-info", "{file}"], nul_bytes(16 << 20),
+                                     "--server-info: not JSON"),
     **{
         f"log_free_memory_{label}": (["--set", "mem_fraction_static=0.88", "--log", "{file}"],
                                      log_line(LOAD_END.format(value)),
@@ -563,6 +581,7 @@ LOGS: dict[str, tuple[Callable[[Path], str], int, str]] = {
     ),
     "docker_cut_records_20mb": (_write("c.log", docker_records(20 << 20)), 2, "no SGLang start-up in the log"),
     "docker_cut_records_gz_200mb": (_gzipped("d.log.gz", 200 << 20), 2, "no SGLang start-up in the log"),
+    "nul_200mb": (nul_bytes(200 << 20), 2, "not a text log (binary data: NUL bytes)"),
 }  # fmt: skip
 
 
@@ -580,6 +599,8 @@ EXPLAIN_ANSWERS: dict[str, tuple[list[str], Callable[[Path], str], int]] = {
                                      command("--tp-size 1 " * 87_000 + "--mem-fraction-static 0.88"), 0),
     "command_unknown_options_to_the_bound": ([*FIGURES, "--command", "{file}"],
                                              command(_options(60_000) + " --mem-fraction-static 0.88"), 0),
+    "command_nul_to_the_bound": ([*FIGURES, "--set", "mem_fraction_static=0.88", "--command", "{file}"],
+                                 nul_bytes(1 << 20), 0),  # one word of a megabyte: 8 s of CPU when shlex split it
 }  # fmt: skip
 
 

@@ -193,3 +193,73 @@ def test_a_cache_that_cannot_be_used_costs_a_warning_not_the_answer(tmp_path: Pa
         cold = _run(*command, str(tmp_path / "tree"), "--format", "json", "--no-cache")
         assert used.returncode == cold.returncode in (0, 1) and used.stdout == cold.stdout, (command, used.stderr)
         assert "warning: cannot use" in used.stderr and "running without a cache" in used.stderr
+
+
+#: A formula of two chains, each needing an input of its own: explain lacks both.
+_TWO_INPUTS = """\
+class Runner:
+    def __init__(self, server_args):
+        self.mem_fraction_static = server_args.mem_fraction_static
+
+    def init(self, avail, total, cell):
+        a = avail * self.mem_fraction_static
+        b = total * self.mem_fraction_static
+        self.max_total_num_tokens = int((a + b) // cell)
+"""
+_NO_FORMULA = "class A:\n    def f(self, a):\n        self.max_total_num_tokens = int(a.mem_fraction_static * 1000)\n"
+_LOAD_END = "[2026-02-28 10:00:05 TP0] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.71 GB"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "sgtrace: error: no command given (see 'sgtrace --help')"),
+        (["cache"], "sgtrace: error: no command given (see 'sgtrace cache --help')"),
+        (["explain", "{two}", "--log", "{load}"],
+         "sgtrace: missing input mem_fraction_static: --set mem_fraction_static=VALUE, or a log with its "
+         "'server_args=ServerArgs(' line or its 'KV Cache is allocated' line; missing input total: --set total=VALUE"),
+        (["explain", "{two}", "--set", "mem_fraction_static=0.5", "--format", "json"],
+         "; missing input total: --set total=VALUE"),
+        (["explain", "{sample}", "--set", "gpu_gb=96", "--set", "mem_fraction_static=0.88", "--set",
+          "avail_after_weights_gb=21.71"], "; note: gpu_gb is the card's size, not the memory free before the weights"),
+        (["explain", "{none}", "--set", "mem_fraction_static=0.8"], "error: no budget formula was found in"),
+        (["explain", "{two}", "--log", "{text}"], "error: no SGLang start-up in the log"),
+        (["explain", "{two}", "--log", "{text}", "--format", "json"], "error: no SGLang start-up in the log"),
+        (["explain", "{two}", "--set", "mem_fraction_static=None"], "--set mem_fraction_static=None: not a number"),
+        (["explain", "{two}"], "error: give --log FILE or --set NAME=VALUE"),
+        (["explain", "{two}", "--set", "mem_fraction_static=.5", "--want-tokens", "5", "--want-kv-gb", "1"],
+         "--want-kv-gb and --want-tokens cannot be used together"),
+        (["check", "{two}", "--baseline", "{text}"], "error: cannot read baseline {text}: not JSON"),
+        (["check", "{two}", "--baseline", "{text}", "--format", "json"], "cannot read baseline {text}: not JSON"),
+        (["trace", "no_such_attribute", "{two}"], "error: no_such_attribute: not a name in {two}"),
+        (["diff", "{two}", "/no/such/dir"], "error: no such file or directory: /no/such/dir"),
+        (["history", "{two}"], "error: a history needs two releases or more; 1 given"),
+        (["cache", "prune", "--cache-dir", "{other}"], "is not an sgtrace cache"),
+        (["trace", "no_such_attribute"], "error: no_such_attribute: not a name in "),  # the default tree, said after
+    ],
+)  # fmt: skip
+def test_every_exit_2_says_why_in_one_line_on_stderr(tmp_path: Path, args: list[str], message: str) -> None:
+    """Issue 55, item 4: whatever the command and the input, an exit 2 is one line on stderr, its only line; explain
+    short of several inputs names them all in it, and the notes that tell why end it (they were a line each)."""
+    from sgtrace.sources import sample_tree
+
+    files = {"two": "two/runner.py", "none": "none/a.py", "load": "load.log", "text": "text.log", "other": "other/f"}
+    for path, text in zip(files.values(), [_TWO_INPUTS, _NO_FORMULA, _LOAD_END + "\n", "hello\n", "x"], strict=True):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text(text)
+    names = {name: str((tmp_path / path).parent if "/" in path else tmp_path / path) for name, path in files.items()}
+    names["sample"] = str(sample_tree())
+
+    def filled(text: str) -> str:
+        for name, value in names.items():
+            text = text.replace("{" + name + "}", value)
+        return text
+
+    proc = _run(*map(filled, args), cwd=tmp_path)  # the cache: the test's own (SGTRACE_CACHE_DIR)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.strip(), proc.stderr
+    assert filled(message) in proc.stderr
+    if len(args) == 2 and args[0] == "trace":  # which tree was read for want of one named ends the line
+        assert "; note: " in proc.stderr and "analysing the" in proc.stderr
+    if "json" in args:
+        assert json.loads(proc.stdout)  # the answer short of inputs, or the error, as JSON

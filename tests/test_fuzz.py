@@ -12,21 +12,15 @@ is off (nothing is written into the repository).
 from __future__ import annotations
 
 import ast
-import gzip
-import json
 from collections import Counter
 
 import hypothesmith
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings, target
 from hypothesis import strategies as st
 
-from sgtrace.cli import cli
 from sgtrace.index.scan import scan_file
 from sgtrace.model import WRITE_KINDS
-from sgtrace.run.messages import MESSAGES
-from sgtrace.sources import sample_tree
 from tests.ast_reference import _lines, reference_sites
 from tests.examples import EXAMPLES, PROFILES, TALLIES
 from tests.hostile_cases import SHAPES
@@ -221,72 +215,3 @@ def test_no_mix_of_hostile_shapes_in_the_budgets_flow_makes_a_slicing_command_cr
             assert result.exit_code in (0, 1, 2), (args, result.output, result.exception)
             assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
             assert "internal error" not in result.stderr, (args, result.stderr)
-
-
-_STAMP = b"[2026-02-28 10:00:01 TP0] "
-#: What a log's line is made of: SGLang's forms filled with numbers of any shape, the table's words, text and bytes
-#: of any kind (NUL, invalid UTF-8), colours and carriage returns.
-_LOG_PIECES = st.one_of(
-    st.tuples(
-        st.sampled_from([form for message in MESSAGES for form in message.forms]),
-        st.sampled_from(["1.5", "-3", "1e400", "nan", "9" * 400, "", "0.88", "'x'"]),
-    ).map(lambda pair: pair[0].replace("{}", pair[1]).encode()),
-    st.sampled_from([m.literal for m in MESSAGES if m.literal]).map(str.encode),
-    st.sampled_from([b"\x00", b"\xff\xfe", b"\x1b[31m", b"\r", b"=", b"'", b"(", b"[", b", a=1", b"<model>"]),
-    st.binary(max_size=20),
-    st.text(max_size=20).map(lambda text: text.encode("utf-8", errors="surrogatepass")),
-)
-_LOG_LINES = st.lists(
-    st.tuples(st.lists(_LOG_PIECES, max_size=5), st.integers(1, 1000), st.booleans()).map(
-        lambda t: (_STAMP if t[2] else b"") + b"".join(t[0]) * t[1]
-    ),
-    max_size=8,
-)
-
-
-def _docker(lines: list[bytes], cut: int) -> bytes:
-    """docker's json-file of *lines*, each cut into records of *cut* characters (none but the last ends in a
-    newline)."""
-    records = []
-    for line in lines:
-        text = line.decode("utf-8", errors="replace")
-        pieces = [text[i : i + cut] for i in range(0, len(text), cut)] or [""]
-        for index, piece in enumerate(pieces):
-            end = "\n" if index == len(pieces) - 1 else ""
-            records.append(json.dumps({"log": piece + end, "stream": "stderr", "time": "2026-11-02T10:00:01Z"}))
-    return "\n".join(records).encode()
-
-
-_LOGS = st.tuples(
-    _LOG_LINES, st.sampled_from(["plain", "docker", "gzip", "docker-gzip", "cut-gzip"]), st.integers(1, 20000)
-)
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_any_log_is_an_answer_or_one_line_of_error(profile: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The log door: long and repeated lines, docker's cut records, gzip (whole or cut short), NUL bytes, invalid
-    UTF-8, numbers of any shape. explain ends in 0, 1 or 2, never an exception or an internal error (3)."""
-    folder = tmp_path_factory.mktemp("logs")
-    cache = folder / "cache"
-
-    @settings(_SETTINGS, max_examples=EXAMPLES[profile] // 50)
-    @given(_LOGS)
-    def answered(case: tuple[list[bytes], str, int]) -> None:
-        lines, form, cut = case
-        data = _docker(lines, cut) if "docker" in form else b"\n".join(lines)
-        if "gzip" in form:
-            data = gzip.compress(data, 1)
-            data = data[: len(data) // 2] if form == "cut-gzip" else data
-        log = folder / "server.log"
-        log.write_bytes(data)
-        event(form)
-        done = CliRunner().invoke(
-            cli,
-            ["explain", str(sample_tree()), "--log", str(log), "--set", "mem_fraction_static=0.88",
-             "--cache-dir", str(cache)],
-            catch_exceptions=False,
-        )  # fmt: skip
-        assert done.exit_code in (0, 1, 2), done.output[-2000:]
-        assert "Traceback" not in done.output and "internal error" not in done.output, done.output[-2000:]
-
-    answered()

@@ -1,18 +1,21 @@
-"""Property tests of the doors besides the log: a baseline, a launch command, server info and a model's
-config.json, the options (``--set``, the sizes and bounds) and the configuration file.
+"""Property tests of the doors: a log, a baseline, a launch command, server info and a model's config.json, the
+options (``--set``, the sizes and bounds) and the configuration file.
 
 Each generates what a door may be handed (numbers of every shape, JSON deep and wide with values of the wrong
-type, long and repeated options, NUL bytes and invalid UTF-8, files past their bound) and runs the command in
-this process through click's runner on a small tree (a ServerArgs with options, and a budget formula). The
-property: exit 0, 1 or 2, never an exception or an internal error (3); an exit 2 says why in one line on stderr
-(``sgtrace: error: ...``), and under ``--format json`` the same message as JSON on stdout; each example within
-2 s of CPU and 300 MiB more than the process held before it. The default profile runs 50 examples a
-test (each runs a command), the slow one (``-m slow``) 10^4 (tests/examples.py).
+type, long and repeated lines and options, cut and compressed records, NUL bytes and invalid UTF-8, files past their
+bound) and runs the command in this process through click's runner on a small tree (a ServerArgs with options, and a
+budget formula; a log is read against the sample's formula too, whose figures are SGLang's). The property: exit 0, 1
+or 2, never an exception or an internal error (3); an exit 2 says why in one line, the only line on stderr
+(``sgtrace: error: ...``, or explain's ``sgtrace: missing input NAME: ...; missing input NAME: ...``), and under
+``--format json`` the same message as JSON on stdout; each example within 2 s of CPU and 300 MiB more than the
+process held before it. The default profile runs 50 examples a test (each runs a command), the slow one
+(``-m slow``) 10^4 (tests/examples.py).
 """
 
 from __future__ import annotations
 
 import gc
+import gzip
 import json
 import re
 import sys
@@ -31,6 +34,9 @@ from hypothesis import strategies as st
 from sgtrace.bounded import MAX_COMMAND_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH
 from sgtrace.cli import cli, main
 from sgtrace.cli.base import MAX_DEPTH
+from sgtrace.run.lines import MAX_LINE
+from sgtrace.run.messages import MESSAGES
+from sgtrace.sources import sample_tree
 from tests.examples import DOORS, PROFILES, TALLIES
 
 _SETTINGS = settings(
@@ -181,21 +187,21 @@ def _answered(arguments: list[str], tally: Counter[str]) -> Outcome:
     said = done.stderr.rstrip("\n").splitlines()  # a message may end in a space: compared as it is
     assert done.code in (0, 1, 2), (done.code, said[-3:])
     assert not any("internal error" in line or "Traceback" in line for line in said), said[-3:]
-    missing = [line for line in said if line.startswith("sgtrace: missing input ")]
-    if done.code == 2 and missing:  # explain's answer, short of inputs it names (a line each), on stdout
-        assert not any(line.startswith("sgtrace: error: ") for line in said), said[-5:]
-        assert done.stdout.strip(), said[-5:]
+    missing = done.code == 2 and said[-1:] != [] and said[-1].startswith("sgtrace: missing input ")
+    if done.code == 2:  # why, in one line: the inputs explain's answer (on stdout) lacks, or the error
+        assert len(said) == 1 and said[0].startswith(("sgtrace: missing input ", "sgtrace: error: ")), said[-5:]
+    if missing:
+        assert done.stdout.strip(), said
         if _json_asked(arguments):
-            assert sorted(json.loads(done.stdout)["missing"]) == sorted(line.split()[3][:-1] for line in missing)
+            assert sorted(json.loads(done.stdout)["missing"]) == sorted(re.findall(_MISSING, said[0]))
         event("exit 2: missing inputs")
     elif done.code == 2:
-        errors = [line for line in said if line.startswith("sgtrace: error: ")]
-        assert len(errors) == 1 and said[-1] == errors[0], said[-5:]
-        event("exit 2: " + errors[0][16:].split(":")[0][:40])
+        event("exit 2: " + said[0][16:].split(":")[0][:40])
         if _json_asked(arguments):
-            message = errors[0].removeprefix("sgtrace: error: ")
+            message = said[0].removeprefix("sgtrace: error: ")
             payload = json.loads(done.stdout)  # the error, or an answer the error line says is none
-            assert payload.get("error", payload) in ({"exit_code": 2, "message": message}, payload), payload
+            error = payload.get("error")  # with what was found and is missing, where the input error says
+            assert error is None or (error["exit_code"], error["message"]) == (2, message), payload
             assert "error" in payload or "attribute" in payload, payload
     else:
         event(f"exit {done.code}")
@@ -206,6 +212,10 @@ def _answered(arguments: list[str], tally: Counter[str]) -> Outcome:
     tally["most CPU ms"] = max(tally["most CPU ms"], round(took * 1000))
     tally["most MiB more"] = max(tally["most MiB more"], grown >> 10)
     return done
+
+
+#: An input explain's line says is missing: ``missing input NAME: how; missing input NAME: how``.
+_MISSING = re.compile(r"(?:^sgtrace: |; )missing input (\S+?): ")
 
 
 def _json_asked(arguments: list[str]) -> bool:
@@ -280,6 +290,30 @@ def test_any_launch_command_is_an_answer_or_one_line_of_error(
         _answered(["explain", str(tree), *FIGURES, *budget, "--command", str(path), *fmt, "--cache-dir", cache], tally)
 
     answered()
+
+
+#: What a launch command's words are made of: blanks, quotes, escapes, NUL, text.
+_SHELL = st.text(alphabet=st.sampled_from(list(" \t\r\n'\"\\ab-=\x00\u00e9$`#\v\f")), max_size=40)
+
+
+@settings(_SETTINGS, max_examples=2000)
+@given(_SHELL)
+def test_a_command_is_split_into_words_as_shlex_splits_it(text: str) -> None:
+    """split_words reads a command in linear time (shlex copied its word at each character: a megabyte of NUL bytes
+    took 8 s); its words are shlex's, and it refuses what shlex refuses."""
+    import shlex
+
+    from sgtrace.analyses.launch import split_words
+
+    try:
+        expected: list[str] | None = shlex.split(text, comments=False)
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ValueError):
+            split_words(text)
+    else:
+        assert split_words(text) == expected
 
 
 # -- JSON: server info, a model's config.json ---------------------------------------------------------------
@@ -387,6 +421,135 @@ def test_any_json_a_door_reads_is_an_answer_or_one_line_of_error(
         path = folder / "info.json"
         path.write_bytes(made.data())
         _answered(["explain", str(tree), *FIGURES, *budget, door, str(path), *fmt, "--cache-dir", cache], tally)
+
+    answered()
+
+
+# -- a log (explain --log, check --log) -----------------------------------------------------------------------
+
+#: A start-up of the sample as SGLang logs it (its pool 10.43 GB at 0.88), some of whose lines begin each log.
+_SOUND = [
+    b"[2026-02-28 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1, mem_fraction_static=0.88)",
+    b"[2026-02-28 10:00:01 TP0] Load weight begin. avail mem=94.04 GB",
+    b"[2026-02-28 10:00:05 TP0] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.71 GB, mem usage=72.33 GB.",
+    b"[2026-02-28 10:00:06 TP0] KV Cache is allocated. #tokens: 273152, K size: 5.21 GB, V size: 5.21 GB",
+    b"[2026-02-28 10:00:07 TP0] max_total_num_tokens=273152, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+    b"max_running_requests=4096, context_len=131072",
+    b"[2026-02-28 10:00:09] The server is fired up and ready to roll!",
+]
+_STAMPS = [b"", b"[2026-02-28 10:00:01 TP0] ", b"[2026-02-28 10:00:01 PP3 TP7] ", b"[2026-02-28 10:00:01] "]
+#: What a log's line is made of: SGLang's forms filled with numbers of any shape, the table's words, text and bytes
+#: of any kind (NUL, invalid UTF-8), colours and carriage returns.
+_LOG_PIECES = st.one_of(
+    st.tuples(st.sampled_from([form for message in MESSAGES for form in message.forms]), numbers).map(
+        lambda pair: pair[0].replace("{}", pair[1]).encode("utf-8", "surrogatepass")
+    ),
+    st.sampled_from([m.literal for m in MESSAGES if m.literal]).map(str.encode),
+    st.sampled_from([b"\x00", b"\xff\xfe", b"\x1b[31m", b"\r", b"=", b"'", b"(", b"[", b", a=1", b"<model>"]),
+    st.binary(max_size=20),
+    st.text(max_size=20).map(lambda text: text.encode("utf-8", "surrogatepass")),
+)
+
+
+@dataclass(frozen=True)
+class Log:
+    """A log as a strategy draws it: the sound lines it begins with, hostile lines (a stamp, pieces repeated) and where
+    each goes among them, and its form; made whole only in the test (see Made)."""
+
+    sound: int
+    #: (where among the sound lines, stamp, pieces, how many times they repeat).
+    lines: tuple[tuple[int, bytes, bytes, int], ...]
+    #: plain, docker's json-file (records cut every *cut* characters), gzip of either, or a gzip cut short.
+    form: str
+    cut: int
+
+    def data(self) -> bytes:
+        """The log's bytes."""
+        lines = list(_SOUND[: self.sound])
+        for place, stamp, pieces, times in sorted(self.lines, key=lambda line: -line[0]):
+            lines.insert(place, stamp + pieces * times)
+        data = _docker(lines, self.cut) if "docker" in self.form else b"\n".join(lines) + b"\n"
+        if "gzip" in self.form:
+            data = gzip.compress(data, 1)
+        return data[: len(data) // 2] if self.form == "cut-gzip" else data
+
+
+def _docker(lines: list[bytes], cut: int) -> bytes:
+    """docker's json-file of *lines*, each cut into records of *cut* characters (none but a line's last ends in a
+    newline)."""
+    records = []
+    for line in lines:
+        text = line.decode("utf-8", errors="replace")
+        pieces = [text[i : i + cut] for i in range(0, len(text), cut)] or [""]
+        for index, piece in enumerate(pieces):
+            end = "\n" if index == len(pieces) - 1 else ""
+            records.append(json.dumps({"log": piece + end, "stream": "stderr", "time": "2026-11-02T10:00:01Z"}))
+    return "\n".join(records).encode()
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> Log:
+    """A log: some of a sound start-up, and long and repeated lines of SGLang's forms with numbers of any shape,
+    NUL and invalid UTF-8, as a file, docker's cut records, gzip (whole or cut short)."""
+    sound = draw(st.integers(0, len(_SOUND)))
+    hostile = st.tuples(
+        st.integers(0, sound), st.sampled_from(_STAMPS), st.lists(_LOG_PIECES, max_size=5).map(b"".join),
+        st.sampled_from([1, 1, 1, 2, 10, 1000, 5000]),
+    )  # fmt: skip
+    form = draw(st.sampled_from(["plain"] * 4 + ["docker", "gzip", "docker-gzip", "cut-gzip"]))
+    event(form)
+    lines = [(place, stamp, pieces, min(times, max(1, _LONGEST // max(1, len(pieces)))))
+             for place, stamp, pieces, times in draw(st.lists(hostile, max_size=8))]  # fmt: skip
+    size = sum(len(stamp) + len(pieces) * times for _, stamp, pieces, times in lines)
+    cut = draw(st.integers(1, 20_000))
+    return Log(sound, tuple(lines), form, max(cut, size // _RECORDS + 1) if "docker" in form else cut)
+
+
+#: The longest line a log is drawn with (twice the reader's bound on a line, MAX_LINE), and the most records of
+#: docker's its lines are cut into. The reading is linear, and a log larger than 2 s of it is no test of the door:
+#: a line of 5,000-digit numbers 5,000 times was 25 MB, and one of a megabyte cut into records of a character each
+#: (66 MB of JSON) took 4.7 s (records are read at 15-20 MB/s, docker's own of 16 KB at 300).
+_LONGEST = 2 * MAX_LINE
+_RECORDS = 1 << 16
+
+
+@pytest.fixture(scope="module")
+def sample_cache(cache: str) -> str:
+    """The cache warmed on the sample too: a log's figures are read against a formula SGLang's lines name."""
+    warmed = CliRunner().invoke(cli, ["explain", str(sample_tree()), "--set", "mem_fraction_static=0.88",
+                                      "--set", "weights_gb=72.33", "--set", "avail_after_weights_gb=21.71",
+                                      "--cache-dir", cache])  # fmt: skip
+    assert warmed.exit_code == 0 and "10.43 GB" in warmed.stdout, warmed.output
+    return cache
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_any_log_is_an_answer_or_one_line_of_error(
+    profile: str,
+    tally: Counter[str],
+    tree: Path,
+    sample_cache: str,
+    baseline: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The log door (a 100 KB server_args= line took 43 s, 'Capture ' 50,000 times and 20 MB of docker's cut records
+    ran past 60 s, a fraction of NaN was a traceback): explain of the sample, and check of the small tree against
+    its baseline, with the log's start-up."""
+    folder = tmp_path_factory.mktemp("logs")
+    baseline = str(tree.parent / "baseline.json")
+
+    @settings(_SETTINGS, max_examples=DOORS[profile])
+    @given(logs(), st.sampled_from(["explain", "check"]), st.sampled_from([[], ["--set", "mem_fraction_static=0.88"]]),
+           _formats())  # fmt: skip
+    def answered(log: Log, command: str, budget: list[str], fmt: list[str]) -> None:
+        path = folder / ("server.log.gz" if "gzip" in log.form else "server.log")
+        path.write_bytes(log.data())
+        arguments = {
+            "explain": ["explain", str(sample_tree())],
+            "check": ["check", str(tree), "--baseline", baseline],
+        }[command]
+        _answered([*arguments, "--log", str(path), *budget, *fmt, "--cache-dir", sample_cache], tally)
+        path.unlink()
 
     answered()
 

@@ -366,6 +366,44 @@ def test_docker_pieces_are_joined_in_linear_time_and_kept_to_a_line_s_bound() ->
     assert len(read_line.text) <= MAX_LINE
 
 
+def test_a_start_up_of_many_pool_lines_is_built_in_linear_time() -> None:
+    """Each KV pool line of a start-up adds to its pools' sum (a sum of every pool at each line was quadratic: 2,800
+    lines of one start-up, 1.4 s, found by the log door's property test)."""
+    from sgtrace.run.startups import split_log
+
+    kv = "[2026-02-28 10:00:01 TP0] KV Cache is allocated. #tokens: 1000, K size: 1.5 GB, V size: 1.5 GB\n"
+    start = "[2026-02-28 10:00:00] server_args=ServerArgs(tp_size=1)\n"
+    _linear(lambda data: split_log(relevant_lines(data)), lambda size: (start + kv * (size // len(kv))).encode())
+
+
+def test_the_joins_of_wrapped_lines_are_tried_for_a_bounded_number_of_lines() -> None:
+    """A line of figures wrapped over two is joined again, for the first MAX_REJOINED such lines of a log; the rest are
+    read as they are (2,807 lines that all looked wrapped took 2.5 s of CPU, found by the log door's property test),
+    by the stream and by the reading of a text alike."""
+    from sgtrace.run.lines import lines
+    from sgtrace.run.messages import MAX_REJOINED
+
+    wrapped = "KV Cache is allocated. #tokens: 1000, K size: 1.5 GB, V\nsize: 1.5 GB\n" * (MAX_REJOINED + 500)
+    for found in (list(relevant_lines(wrapped.encode())), lines(wrapped)):
+        joined = [line.text.endswith("V size: 1.5 GB") for line in found if "KV Cache" in line.text]
+        assert joined == [True] * MAX_REJOINED + [False] * 500
+
+
+@pytest.mark.parametrize("piece", ["\x00", "--tp-size 1 ", "'a b' ", '"a\\"b" '])
+def test_a_launch_command_is_split_in_linear_time(piece: str) -> None:
+    """A launch command's words (shlex added each character to its word by copying it: a megabyte of NUL bytes, one
+    word, took 8 s of CPU under the command's 1 MB bound)."""
+    from sgtrace.analyses.launch import split_words
+
+    def words(text: str) -> list[str] | None:
+        try:
+            return split_words(text)
+        except ValueError:  # a quote the cut left open: read to the end, then refused
+            return None
+
+    _linear(words, lambda size: repeated(piece, size))
+
+
 def test_a_compressed_log_of_cut_records_is_read_in_linear_time() -> None:
     """A gzip of cut records (a 499 KB .gz of 200 MB ran past 60 s) is read as a stream in time linear in what it
     decompresses to; the bound on that size holds too."""

@@ -62,8 +62,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     typed = list(argv) if argv is not None else sys.argv[1:]
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="sgtrace", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+    except click.exceptions.NoArgsIsHelpError as exc:  # the help on stdout, why it is no answer on stderr
+        command = exc.ctx.command_path if exc.ctx else "sgtrace"
+        click.echo(exc.ctx.get_help() if exc.ctx else "")
+        _failed(f"error: no command given (see '{command} --help')", ExitCode.ERROR, {}, typed)
         sys.exit(ExitCode.ERROR)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "sgtrace"

@@ -22,12 +22,37 @@ from sgtrace.model import ExitCode, Limits
 MAX_DEPTH = 1000
 
 
-def _warn(message: str) -> None:
-    click.echo(f"sgtrace: {message}", err=True)
-
-
 #: What str.splitlines breaks a line at, escaped as Python writes it (``--set 'a=1\n2'`` made two lines).
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+#: Which tree a command reads when none is named (the checkout, the installed package, the sample), held until the
+#: command says something else or ends: an exit 2 then says it at the end of its one line.
+_HELD: list[str] = []
+
+
+def _hold(message: str) -> None:
+    """Say *message* on stderr before whatever the command says next, or at its end; at the end of an error's line
+    if that comes first."""
+    _HELD.append(message)
+
+
+def _held() -> list[str]:
+    """The messages held, taken: the caller says them."""
+    taken = list(_HELD)
+    _HELD.clear()
+    return taken
+
+
+def _warn(message: str) -> None:
+    """*message* on stderr, one line (a line break in a value it quotes is escaped), after what was held."""
+    for line in [*_held(), message]:
+        click.echo(f"sgtrace: {line.translate(_LINE_BREAKS)}", err=True)
+
+
+def _say_held() -> None:
+    for line in _held():
+        _warn(line)
 
 
 def _failed(
@@ -43,7 +68,7 @@ def _failed(
     None); *argv*, read when the options were not all parsed; *details*, what the input error says was found and is
     missing (docs/explain.md, "When there is no answer"). A line break in a value the message quotes is
     escaped: the message stays one line."""
-    message = message.translate(_LINE_BREAKS)
+    message = "; ".join([message, *(f"note: {line}" for line in _held())]).translate(_LINE_BREAKS)
     _warn(message)
     if params is None:
         context = click.get_current_context(silent=True)
@@ -182,6 +207,7 @@ def cli(ctx: click.Context) -> None:
     """
     from sgtrace.cli.config import ConfigError, load_default_map
 
+    ctx.call_on_close(_say_held)
     try:
         _, defaults = load_default_map(cli, Path.cwd())
     except ConfigError as exc:
@@ -196,7 +222,7 @@ def _one_tree(target: str | None, flags: RunFlags) -> tuple[Any, Any]:
     from sgtrace import api
 
     options = _run_options(flags)
-    return api.resolve_targets([target] if target else [], options.cache_dir, _warn, None, options.limits)[0], options
+    return api.resolve_targets([target] if target else [], options.cache_dir, _hold, None, options.limits)[0], options
 
 
 def _trace_inputs(attribute: str, target: str | None, max_nodes: int, strict_types: bool, flags: RunFlags) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
@@ -16,6 +16,8 @@ from sgtrace.cli.base import (
     _common,
     _echo_errors,
     _guarded,
+    _held,
+    _hold,
     _one_tree,
     _query,
     _run_options,
@@ -190,24 +192,31 @@ def explain(
 
     def run() -> Any:
         options = _run_options(flags)
-        tree = api.resolve_targets([target] if target else [], options.cache_dir, _warn, None, options.limits, False)[0]
+        tree = api.resolve_targets([target] if target else [], options.cache_dir, _hold, None, options.limits, False)[0]
         query = _query(attribute, max_nodes, strict_types)
         return api.explain(query, budget, tree, options, log_file, values, want, **server.keywords())
 
     found, result, context = _guarded(flags.debug, run)
-    for note in context.notes:
+    answered = list_runs or result.kv_budget_gb is not None
+    for note in context.notes if answered else ():  # without an answer, they end the line that says why
         _warn(f"note: {note}")
     if list_runs:
         emit(explain_report.render_runs(context))
         sys.exit(ExitCode.FOUND)
     render = explain_report.render_json if fmt == "json" else explain_report.render
     emit(render(found, result, context))
-    for name, how in sorted(result.missing.items()):
-        _warn(f"missing input {name}: {how}")
-    if result.kv_budget_gb is None and not result.missing:  # nothing to supply: say why there is no answer
-        _warn(
-            f"error: no budget formula was found in {found.root}: no statement computes the pool from {budget}"
-            if not result.steps
-            else f"error: no statement of the budget formula in {found.root} runs for this start-up"
-        )
-    sys.exit(ExitCode.ERROR if result.kv_budget_gb is None else ExitCode.FOUND)
+    if answered:
+        sys.exit(ExitCode.FOUND)
+    why = _no_answer(result.missing, found.root, budget, bool(result.steps))
+    _warn("; ".join([why, *(f"note: {note}" for note in [*_held(), *context.notes])]))
+    sys.exit(ExitCode.ERROR)
+
+
+def _no_answer(missing: Mapping[str, str], root: str, budget: str, formula: bool) -> str:
+    """Why explain has no answer, in one line: each input it lacks and how to supply it, or that the tree has no
+    formula, or none of it runs for this start-up."""
+    if missing:
+        return "; ".join(f"missing input {name}: {how}" for name, how in sorted(missing.items()))
+    if not formula:
+        return f"error: no budget formula was found in {root}: no statement computes the pool from {budget}"
+    return f"error: no statement of the budget formula in {root} runs for this start-up"

@@ -14,6 +14,7 @@ from sgtrace.cli.base import (
     _attribute,
     _echo_errors,
     _guarded,
+    _hold,
     _run_flags,
     _run_options,
     _warn,
@@ -64,7 +65,7 @@ def find(
 
     def run() -> Any:
         options = _run_options(flags)
-        resolved = api.resolve_targets(targets, options.cache_dir, _warn, None, options.limits)
+        resolved = api.resolve_targets(targets, options.cache_dir, _hold, None, options.limits)
         return api.find(api.FindQuery(attribute, names=names, reads=reads), resolved, options)
 
     result = _guarded(flags.debug, run)

@@ -19,6 +19,7 @@ from sgtrace.cli.base import (
     _echo_errors,
     _failed,
     _guarded,
+    _hold,
     _one_tree,
     _query,
     _run_options,
@@ -180,7 +181,7 @@ def diff(
 
     def run() -> Any:
         options = _run_options(flags)
-        before, after = api.resolve_targets([old, new], options.cache_dir, _warn, repository, options.limits)
+        before, after = api.resolve_targets([old, new], options.cache_dir, _hold, repository, options.limits)
         query = _query(attribute, max_nodes, strict_types)
         log = api.replayable(gate.log, server.max_log_bytes) if gate.log is not None else None
         return api.diff(query, budget, before, after, options, log, gate.settings, _want(gate), **server.keywords())

@@ -16,6 +16,7 @@ from sgtrace.cli.base import (
     _common,
     _echo_errors,
     _guarded,
+    _hold,
     _one_tree,
     _query,
     _server_options,
@@ -94,7 +95,7 @@ def report(
     def run() -> Any:
         log = api.replayable(log_file, server.max_log_bytes) if log_file is not None else None
         tree, options = _one_tree(target, flags)
-        old = api.resolve_targets([against], options.cache_dir, _warn, None, options.limits)[0] if against else None
+        old = api.resolve_targets([against], options.cache_dir, _hold, None, options.limits)[0] if against else None
         query = _query(attribute, max_nodes, strict_types)
         return api.report(
             query, budget, tree, options, log, values, Want(run_index), old, **server.keywords(), sliced=ahead.start,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sgtrace.run.messages import WRAP_HEAD, WRAP_LINES, rejoined
+from sgtrace.run.messages import WRAP_HEAD, WRAP_LINES, Rejoins, rejoined
 
 #: A piece of a dataclass's repr: a run of plain characters, a quoted string (its end may be cut off), or one
 #: character (a bracket, a comma). Each pattern reads its piece once, with no backtracking to speak of.
@@ -127,11 +127,13 @@ def rewrapped(numbered: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, a message a paste wrapped over lines joined again under the number of its
     first (see messages.rejoined; the stream does the same on its bytes)."""
     index = 0
+    rejoins = Rejoins()
     while index < len(numbered):
         number, raw = numbered[index]
         taken = 0
         if WRAP_HEAD.search(raw):
-            raw, taken = rejoined(raw, bare_lines(text for _, text in numbered[index + 1 : index + 1 + WRAP_LINES]))
+            following = bare_lines(text for _, text in numbered[index + 1 : index + 1 + WRAP_LINES])
+            raw, taken = rejoined(raw, following, rejoins)
         yield number, raw
         index += 1 + taken
 

@@ -792,9 +792,24 @@ _OWN_LINE = re.compile(
 )
 
 
-def rejoined(head: str, following: Sequence[str]) -> tuple[str, int]:
+#: Lines of one log that the joins of the lines after them are tried for, at most: each tries up to 14 joins, reading
+#: its messages' patterns on each (up to a millisecond). A start-up's lines of figures are a few a rank; past the
+#: bound (a log whose every line looked like a wrapped one: 2,807 of them in 1.4 MB took 2.5 s of CPU, found by the
+#: log door's property test), a line is read as it is.
+MAX_REJOINED = 1000
+
+
+@dataclass
+class Rejoins:
+    """How many more lines of a log the joins may be tried for (MAX_REJOINED at first)."""
+
+    left: int = MAX_REJOINED
+
+
+def rejoined(head: str, following: Sequence[str], rejoins: Rejoins | None = None) -> tuple[str, int]:
     """(the text of a message that a paste wrapped, the lines of *following* it runs on to): *head* as it is and 0
-    when no wrap makes the message of WRAPPING whose head it holds read more figures than *head* alone gives.
+    when no wrap makes the message of WRAPPING whose head it holds read more figures than *head* alone gives, or
+    when *rejoins* has none left.
 
     A terminal cuts a line anywhere (its pieces join as they are); an editor or a page wraps at spaces (they join
     with one)."""
@@ -806,6 +821,10 @@ def rejoined(head: str, following: Sequence[str]) -> tuple[str, int]:
     heads = [message for message in WRAPPING if message.literal[:20] in head]  # the message the head line begins
     if not lines or not heads or len(head) > 2 * WRAP_CHARS:  # a wrapped line is a short one
         return head, 0
+    if rejoins is not None:
+        if rejoins.left <= 0:
+            return head, 0
+        rejoins.left -= 1
     best, taken, most = head, 0, _figures_read(head, heads)
     for count in range(1, len(lines) + 1):
         ways = [(" ", "") if before.rstrip()[-1:] in _PAUSES else ("", " ") for before in [head, *lines[: count - 1]]]

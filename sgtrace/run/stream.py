@@ -25,7 +25,7 @@ from itertools import pairwise
 from typing import Any, BinaryIO, cast
 
 from sgtrace.run.lines import FIELD_RECORDS, MAX_LINE, LogError, LogLine, bare_lines, clean, field_records, unwrapped
-from sgtrace.run.messages import LITERALS, WRAP_CHARS, WRAP_HEAD, WRAP_LINES, rejoined
+from sgtrace.run.messages import LITERALS, WRAP_CHARS, WRAP_HEAD, WRAP_LINES, Rejoins, rejoined
 
 
 def _rare(word: str) -> str:
@@ -71,7 +71,7 @@ def relevant_lines(source: bytes | str | BinaryIO, max_bytes: int = DEFAULT_MAX_
     if first.lstrip()[:2] == b'{"':
         raw = _json_lines(_chained(first, blocks))
     else:
-        raw = _plain_lines(_chained(first, blocks))
+        raw = _plain_lines(_chained(first, blocks), Rejoins())
     for number, text in unwrapped((n, _text(line)) for n, line in raw):
         yield clean(number, text)
 
@@ -131,7 +131,7 @@ def _refuse_binary(head: bytes) -> None:
         raise LogError("not a text log (binary data: not UTF-8 text)")
 
 
-def _plain_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+def _plain_lines(blocks: Iterator[bytes], rejoins: Rejoins) -> Iterator[tuple[int, bytes]]:
     """(1-based number, bytes) of each line RELEVANT finds; the others are only counted."""
     carry = b""
     number = 0  # lines before the start of *carry*
@@ -147,14 +147,14 @@ def _plain_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             data, end, skipping = data[first_end:], end - first_end, False
             number += 1
         end = _before_a_wrap(data, end)
-        yield from _scan(data, end, number)
+        yield from _scan(data, end, number, rejoins)
         number += data.count(b"\n", 0, end)
         carry = data[end:]
         if len(carry) > MAX_LINE:
-            yield from _scan(carry[:MAX_LINE] + b"\n", MAX_LINE + 1, number)
+            yield from _scan(carry[:MAX_LINE] + b"\n", MAX_LINE + 1, number, rejoins)
             carry, skipping = b"", True
     if carry:
-        yield from _scan(carry + b"\n", len(carry) + 1, number)
+        yield from _scan(carry + b"\n", len(carry) + 1, number, rejoins)
 
 
 def _before_a_wrap(data: bytes, end: int) -> int:
@@ -174,7 +174,7 @@ def _before_a_wrap(data: bytes, end: int) -> int:
     return start or end  # a head at the block's start: its lines are there or longer than a wrap's
 
 
-def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
+def _scan(data: bytes, end: int, before: int, rejoins: Rejoins) -> Iterator[tuple[int, bytes]]:
     """The lines of data[:end] (whole lines) that RELEVANT finds, numbered after *before* lines."""
     position = counted = 0
     number = before
@@ -186,7 +186,7 @@ def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
         stop = data.find(b"\n", found.start(), end)
         line, through = data[start : min(stop, start + MAX_LINE)], stop
         if _WRAP_HEAD.search(data, start, stop):
-            line, through = _wrapped(data, start, stop, end)
+            line, through = _wrapped(data, start, stop, end, rejoins)
         if through != stop or RELEVANT.search(data, start, stop):
             number += data.count(b"\n", counted, start)
             counted = start
@@ -194,7 +194,7 @@ def _scan(data: bytes, end: int, before: int) -> Iterator[tuple[int, bytes]]:
         position = through + 1
 
 
-def _wrapped(data: bytes, start: int, stop: int, end: int) -> tuple[bytes, int]:
+def _wrapped(data: bytes, start: int, stop: int, end: int, rejoins: Rejoins) -> tuple[bytes, int]:
     """(the line at data[start:stop] with the lines a paste wrapped it over, where the last of them ends)."""
     ends = [stop]
     while len(ends) <= WRAP_LINES and ends[-1] < end - 1:
@@ -203,7 +203,7 @@ def _wrapped(data: bytes, start: int, stop: int, end: int) -> tuple[bytes, int]:
             break
         ends.append(following)
     pieces = [_text(data[a + 1 : b]) for a, b in pairwise(ends)]
-    text, taken = rejoined(_text(data[start : min(stop, start + MAX_LINE)]), bare_lines(pieces))
+    text, taken = rejoined(_text(data[start : min(stop, start + MAX_LINE)]), bare_lines(pieces), rejoins)
     return text.encode("utf-8", errors="surrogateescape"), ends[taken]
 
 
