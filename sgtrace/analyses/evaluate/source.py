@@ -189,12 +189,9 @@ class Code:
         file's), else the whole file again."""
         assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
         data = self.text(path)
-        starts = self._line_starts(path)
-        first, last = function.lineno, function.end_lineno or function.lineno
-        begin = starts[first - 1] if first <= len(starts) else len(data)
-        segment = data[begin : starts[last] if last < len(starts) else len(data)]
+        segment = data[slice(*self._span(path, function))]
         indented = function.col_offset > 0
-        source = b"\n" * (first - 1 - indented) + (b"if 1:\n" if indented else b"") + segment
+        source = b"\n" * (function.lineno - 1 - indented) + (b"if 1:\n" if indented else b"") + segment
         parsed: ast.AST | None = None
         try:
             module = ast.parse(source)
@@ -308,11 +305,14 @@ class Code:
         if held is None or held[0]() is not self:
             return True
         path: str = held[1]
+        return bool(self.text(path).find(word, *self._span(path, function)) >= 0)
+
+    def _span(self, path: str, function: ast.AST) -> tuple[int, int]:
+        """The byte range of *function*'s lines in the file's text, from its ``def`` line to its last."""
         assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-        starts = self._line_starts(path)
-        first, last = function.lineno - 1, function.end_lineno or function.lineno
-        end = starts[last] if last < len(starts) else len(self.text(path))
-        return bool(self.text(path).find(word, starts[min(first, len(starts) - 1)], end) >= 0)
+        starts, size = self._line_starts(path), len(self.text(path))
+        first, last = function.lineno, function.end_lineno or function.lineno
+        return (starts[first - 1] if first <= len(starts) else size, starts[last] if last < len(starts) else size)
 
     def subclasses_word(self, path: str, cls: str) -> bool:
         """Whether the file's text defines a class with *cls* among its bases (``class X(..., cls``)."""
