@@ -53,34 +53,6 @@ MAX_PARSED = 450
 _NEWLINE = re.compile(rb"\n")
 
 
-class FunctionDef(ast.FunctionDef):
-    """A module's or a class's function whose body is parsed when first read (:meth:`Code.tree` keeps a file's
-    outline: its functions' bodies are most of its nodes, and an explanation reads few of them)."""
-
-    @property
-    def body(self) -> list[ast.stmt]:
-        return _body(self)
-
-    @body.setter
-    def body(self, value: list[ast.stmt]) -> None:
-        self.__dict__["body"] = value
-
-
-class AsyncFunctionDef(ast.AsyncFunctionDef):
-    """:class:`FunctionDef`'s ``async`` kind."""
-
-    @property
-    def body(self) -> list[ast.stmt]:
-        return _body(self)
-
-    @body.setter
-    def body(self, value: list[ast.stmt]) -> None:
-        self.__dict__["body"] = value
-
-
-_LAZY: dict[type, type] = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
-
-
 def _body(function: ast.AST) -> list[ast.stmt]:
     """A lazy function's body, parsed now if it is not yet (by the :class:`Code` that read its file)."""
     held = function.__dict__
@@ -90,6 +62,30 @@ def _body(function: ast.AST) -> list[ast.stmt]:
         held["body"] = reader.body_of(path, function) if reader is not None else []
     body: list[ast.stmt] = held["body"]
     return body
+
+
+def _set_body(function: ast.AST, value: list[ast.stmt]) -> None:
+    function.__dict__["body"] = value
+
+
+#: The body of a function of an outline: parsed when first read, kept once parsed or set.
+_LAZY_BODY = property(_body, _set_body)
+
+
+class FunctionDef(ast.FunctionDef):
+    """A module's or a class's function whose body is parsed when first read (:meth:`Code.tree` keeps a file's
+    outline: its functions' bodies are most of its nodes, and an explanation reads few of them)."""
+
+    body = _LAZY_BODY
+
+
+class AsyncFunctionDef(ast.AsyncFunctionDef):
+    """:class:`FunctionDef`'s ``async`` kind."""
+
+    body = _LAZY_BODY
+
+
+_LAZY: dict[type, type] = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
 
 
 class Forgets(Protocol):
