@@ -233,14 +233,18 @@ class Bench:
         timings = _time(self.sgtrace(*arguments, cache=cache), self.runs, self._empty(cache))
         return Row(f"sgtrace diff {self.old.name} {self.tree.name} --log (both cold)", "diff-log", "", timings, "caps")
 
-    def history(self, log: bool = False) -> Row:
-        """``history sglang==OLD..NEW`` in a cache holding every release of the range (linked, fetched before);
-        with *log*, with the journal."""
+    def _span(self) -> tuple[str, list[Path]]:
+        """``sglang==OLD..NEW`` and the cached tree of every release in it, oldest first."""
         from sgtrace.sources import points
 
         assert self.old is not None
         span = f"sglang=={_version(self.old)}..{_version(self.tree)}"
-        trees = [release_dir(p.text, cache_dir()) for p in points([span], cache_dir())]
+        return span, [release_dir(p.text, cache_dir()) for p in points([span], cache_dir())]
+
+    def history(self, log: bool = False) -> Row:
+        """``history sglang==OLD..NEW`` in a cache holding every release of the range (linked, fetched before);
+        with *log*, with the journal."""
+        span, trees = self._span()
         cache = self.scratch / "history"
 
         def fresh() -> None:
@@ -278,15 +282,12 @@ class Bench:
     def _repository(self) -> Path:
         """A git repository: GIT_RELEASES releases up to --release, a commit and a tag each (as
         tests/checkout.py lays them out), then commits up to GIT_COMMITS in all (built once)."""
-        from sgtrace.sources import points
         from tests.checkout import git, tagged_repository
 
         repository = self.scratch / "repository"
         if repository.exists():
             return repository
-        assert self.old is not None
-        span = f"sglang=={_version(self.old)}..{_version(self.tree)}"
-        trees = [release_dir(p.text, cache_dir()) for p in points([span], cache_dir())][-GIT_RELEASES:]
+        trees = self._span()[1][-GIT_RELEASES:]
         tagged_repository({_version(tree): tree for tree in trees}, repository)
         touched = repository / "python" / "sglang" / "srt" / "managers" / "scheduler.py"
         for number in range(GIT_COMMITS - len(trees)):
